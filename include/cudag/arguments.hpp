@@ -1,0 +1,154 @@
+#pragma once
+// Typed argument placeholders and the compile-time rule that decides whether
+// an argument may be passed where a kernel (or host callable) expects a given
+// parameter type. Shared by the run-time builder, the DSL and rtc kernels.
+//
+// The rule: a literal must brace-initialise the parameter (no narrowing, so
+// a double for a float is refused); a named parameter or buffer must have the
+// parameter's exact type, or be a T* where const T* or void* is expected
+// (the bytes are then identical, so a later rebind stays valid).
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "cudag/spec.hpp"
+
+namespace cudag {
+
+/// A named, typed graph parameter: bound at instantiation, rebindable after.
+template <class T>
+struct param_handle {
+  using value_type = T;
+  std::string name;
+};
+
+/// Device memory that a mem-alloc node produces, seen as T elements from
+/// `offset` elements on. `buffer + k` moves the view.
+template <class T>
+struct buffer_handle {
+  using element_type = T;
+  std::string name;
+  std::size_t offset = 0;
+
+  [[nodiscard]] buffer_handle operator+(std::size_t elements) const {
+    return {name, offset + elements};
+  }
+};
+
+/// A named conditional handle (cudaGraphConditionalHandle) of the graph.
+struct condition_handle {
+  std::string name;
+};
+
+namespace detail {
+template <class A>
+struct argument_traits {  // a literal value
+  using type = std::remove_cvref_t<A>;
+  static constexpr bool is_literal = true;
+};
+template <class T>
+struct argument_traits<param_handle<T>> {
+  using type = T;
+  static constexpr bool is_literal = false;
+};
+template <class T>
+struct argument_traits<buffer_handle<T>> {
+  using type = T*;
+  static constexpr bool is_literal = false;
+};
+template <>
+struct argument_traits<condition_handle> {
+  using type = cudaGraphConditionalHandle;
+  static constexpr bool is_literal = false;
+};
+
+template <class P>
+void brace_init_from(P&&);
+}  // namespace detail
+
+/// The C++ type an argument carries (T for param_handle<T>, T* for a buffer).
+template <class A>
+using argument_type = typename detail::argument_traits<std::remove_cvref_t<A>>::type;
+
+template <class A>
+inline constexpr bool is_literal_argument = detail::argument_traits<std::remove_cvref_t<A>>::is_literal;
+
+/// Same bytes, acceptable type: identical, or pointer qualification/void*.
+template <class From, class To>
+inline constexpr bool same_representation =
+    std::is_same_v<std::remove_cv_t<From>, std::remove_cv_t<To>> ||
+    (std::is_pointer_v<From> && std::is_pointer_v<To> && std::is_convertible_v<From, To>);
+
+/// Whether argument A may be passed for a parameter of type P.
+template <class P, class A>
+concept passes_as =
+    (is_literal_argument<A> && requires(A&& a) { std::remove_cvref_t<P>{std::forward<A>(a)}; }) ||
+    (!is_literal_argument<A> && same_representation<argument_type<A>, std::remove_cvref_t<P>>);
+
+/// Never defined: its name is the compile error for a mismatched argument
+/// ("incomplete type kernel_argument_mismatch<2, float, double>": argument 2
+/// is a double where the kernel takes a float).
+template <std::size_t Position, class Parameter, class Argument>
+struct kernel_argument_mismatch;
+
+template <std::size_t Position, class Parameter, class Argument>
+consteval bool check_one_argument() {
+  if constexpr (!passes_as<Parameter, Argument>)
+    return sizeof(kernel_argument_mismatch<Position, Parameter, std::remove_cvref_t<Argument>>) > 0;
+  return true;
+}
+
+template <class... T>
+struct type_list {};
+
+/// Compile-time check of a whole argument list against parameter types.
+template <class... P, class... A, std::size_t... I>
+consteval bool check_arguments(type_list<P...>, type_list<A...>, std::index_sequence<I...>) {
+  return (check_one_argument<I, P, A>() && ...);
+}
+
+template <class Params, class... A>
+struct arguments_match;
+template <class... P, class... A>
+struct arguments_match<void(P...), A...> {
+  static_assert(sizeof...(P) == sizeof...(A),
+                "cudag: wrong number of kernel arguments (count the kernel's parameters)");
+  static constexpr bool value =
+      sizeof...(P) == sizeof...(A) &&
+      check_arguments(type_list<P...>{}, type_list<A...>{}, std::index_sequence_for<A...>{});
+};
+
+/// The spec value for argument `a` passed where P is expected.
+template <class P, class A>
+[[nodiscard]] value to_value(A&& a) {
+  using Param = std::remove_cvref_t<P>;
+  using Arg = std::remove_cvref_t<A>;
+  if constexpr (is_literal_argument<Arg>) {
+    return make_literal<Param>(Param{std::forward<A>(a)});
+  } else if constexpr (std::is_same_v<Arg, condition_handle>) {
+    return value{type_of<Param>(), condition_ref{a.name}};
+  } else if constexpr (requires { typename Arg::element_type; }) {
+    return value{type_of<Param>(),
+                 buffer_ref{a.name, a.offset * sizeof(typename Arg::element_type)}};
+  } else {
+    return value{type_of<Param>(), param_ref{a.name}};
+  }
+}
+
+/// A kernel usable as a node: its function handle (host stub or
+/// cudaKernel_t), name, and whatever must outlive graphs that use it.
+template <class Signature>
+struct kernel_ref;
+template <class... P>
+struct kernel_ref<void(P...)> {
+  using signature = void(P...);
+  const void* function = nullptr;
+  std::string name;
+  std::shared_ptr<const void> keep_alive;
+};
+
+}  // namespace cudag

@@ -1,0 +1,91 @@
+#pragma once
+// Layer 4: an instantiated graph built from a spec. Owns everything the CUDA
+// graph points at; move-only; parameters rebound in place by name.
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "cudag/bindings.hpp"
+#include "cudag/exec_core.hpp"
+#include "cudag/spec.hpp"
+
+namespace cudag {
+
+/// How rebind() applied a change (for tests and benchmarks).
+enum class rebind_path { none, node_setters, whole_graph_update };
+
+class exec {
+ public:
+  exec(exec&&) noexcept;
+  exec& operator=(exec&&) noexcept;
+  ~exec();
+
+  void launch(cudaStream_t stream);
+  void upload(cudaStream_t stream);
+  /// Waits for `stream`, then rethrows a host node's exception (naming the node).
+  void synchronize(cudaStream_t stream);
+  [[nodiscard]] std::uint64_t replay_count() const noexcept;
+  [[nodiscard]] std::string driver_dot(unsigned flags = cudaGraphDebugDotFlagsVerbose) const;
+
+  /// Rebinds parameter `name` to `v` in every node that reads it. The type
+  /// is checked against the declaration (run-time check). Safe while earlier
+  /// launches run: they keep the values they were launched with.
+  template <class T>
+  rebind_path rebind(std::string_view name, const T& v) {
+    return rebind_bytes(name, type_of<T>(), &v, sizeof(T));
+  }
+  rebind_path rebind(const binding& b) { return rebind_bytes(b.name, b.type, b.bytes.data(), b.bytes.size()); }
+  /// Several parameters at once: one pass over the affected nodes.
+  rebind_path rebind(std::span<const binding> bindings);
+  rebind_path rebind_bytes(std::string_view name, const type_tag& type, const void* bytes,
+                           std::size_t size);
+
+  /// Updates the executable graph from `changed` (same topology, new
+  /// parameters) with cudaGraphExecUpdate. Throws cudag::error naming the
+  /// node and the reason when CUDA refuses; the exec is unchanged then.
+  void update(const graph_spec& changed, std::span<const binding> bindings);
+  /// update(), or, where CUDA refuses, a fresh instantiation. Returns true
+  /// when it had to re-instantiate.
+  bool update_or_reinstantiate(const graph_spec& changed, std::span<const binding> bindings);
+
+  /// Enables or disables a kernel, memset or memcpy node by name.
+  void set_enabled(std::string_view node, bool enabled);
+  [[nodiscard]] bool enabled(std::string_view node) const;
+
+  /// The CUDA node created for a top-level node of the spec.
+  [[nodiscard]] cudaGraphNode_t node_handle(std::string_view node) const;
+  [[nodiscard]] const graph_spec& spec() const noexcept;
+  [[nodiscard]] cudaGraphExec_t native_exec() const noexcept;
+  [[nodiscard]] cudaGraph_t native_graph() const noexcept;
+  [[nodiscard]] exec_core& core() noexcept;
+
+  /// Nodes (by path) that read parameter `name`.
+  [[nodiscard]] std::vector<std::string> readers_of(std::string_view name) const;
+
+  struct impl;
+
+ private:
+  explicit exec(std::unique_ptr<impl> state);
+  friend exec instantiate(graph_spec, std::span<const binding>, const instantiate_options&);
+  std::unique_ptr<impl> impl_;
+};
+
+/// Checks `spec` with its bindings, lowers it and instantiates it.
+[[nodiscard]] exec instantiate(graph_spec spec, std::span<const binding> bindings,
+                               const instantiate_options& options = {});
+
+/// A graph lowered without instantiation (for capture/import, children and
+/// tests): the CUDA graph, the name of every created node, and the objects
+/// the graph points at.
+struct lowered_graph {
+  unique_graph graph;
+  std::vector<std::pair<std::string, cudaGraphNode_t>> nodes;  ///< top level, creation order
+  std::vector<std::shared_ptr<const void>> owned;
+};
+[[nodiscard]] lowered_graph lower(const graph_spec& spec, std::span<const binding> bindings);
+
+}  // namespace cudag

@@ -1,0 +1,90 @@
+#pragma once
+// What every instantiated graph has, whichever front end built it: the
+// template graph, the executable graph, the objects both point at, and the
+// failures of host nodes waiting to be rethrown on the caller's thread.
+#include <cuda_runtime_api.h>
+
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cudag/handles.hpp"
+
+namespace cudag {
+
+struct instantiate_options {
+  bool auto_free_on_launch = false;  ///< cudaGraphInstantiateFlagAutoFreeOnLaunch
+  bool use_node_priority = false;    ///< cudaGraphInstantiateFlagUseNodePriority
+  bool upload = false;               ///< upload on `upload_stream` while instantiating
+  cudaStream_t upload_stream = nullptr;
+};
+
+/// First failure of a host node since the last rethrow. Host nodes run on a
+/// driver thread where an exception must not escape: they record it here.
+class host_failure_sink {
+ public:
+  void record(std::string_view node, std::exception_ptr failure) noexcept;
+  /// Rethrows the recorded failure as cudag::error naming the node, and clears it.
+  void rethrow_if_failed();
+  [[nodiscard]] bool failed() const noexcept { return failed_.load(std::memory_order_acquire); }
+
+ private:
+  std::atomic<bool> failed_{false};
+  std::mutex mutex_;
+  std::string node_;
+  std::exception_ptr failure_;
+};
+
+class exec_core {
+ public:
+  exec_core() = default;
+  /// Instantiates `graph`, keeping it as the template for whole-graph updates.
+  exec_core(unique_graph graph, const instantiate_options& options);
+
+  exec_core(exec_core&&) noexcept = default;
+  exec_core& operator=(exec_core&&) noexcept = default;
+
+  /// Launches one replay. Rethrows a pending host-node failure first.
+  void launch(cudaStream_t stream);
+  void upload(cudaStream_t stream);
+  /// Waits for `stream`, then rethrows a host-node failure of this graph.
+  void synchronize(cudaStream_t stream);
+  void rethrow_host_failure() { host_failures_->rethrow_if_failed(); }
+
+  [[nodiscard]] std::uint64_t replay_count() const noexcept { return replays_; }
+  /// The driver's own DOT picture (cudaGraphDebugDotPrint) of the template.
+  [[nodiscard]] std::string driver_dot(unsigned flags = cudaGraphDebugDotFlagsVerbose) const;
+
+  [[nodiscard]] cudaGraphExec_t native_exec() const noexcept { return exec_.get(); }
+  [[nodiscard]] cudaGraph_t native_graph() const noexcept { return graph_.get(); }
+  [[nodiscard]] explicit operator bool() const noexcept { return exec_ != nullptr; }
+
+  /// Keeps an object alive as long as this executable graph.
+  void keep_alive(std::shared_ptr<const void> object) { owned_.push_back(std::move(object)); }
+  [[nodiscard]] const std::shared_ptr<host_failure_sink>& host_failures() const noexcept {
+    return host_failures_;
+  }
+
+  /// Replaces the executable graph (after a re-instantiation).
+  void reinstantiate(unique_graph graph, const instantiate_options& options);
+
+ private:
+  // Declaration order is destruction order reversed: the exec goes before
+  // the graph, both before what they point at.
+  std::shared_ptr<host_failure_sink> host_failures_ = std::make_shared<host_failure_sink>();
+  std::vector<std::shared_ptr<const void>> owned_;
+  unique_graph graph_;
+  unique_graph_exec exec_;
+  std::uint64_t replays_ = 0;
+};
+
+/// Instantiates `graph` with `options` (no ownership taken).
+[[nodiscard]] unique_graph_exec instantiate_native(cudaGraph_t graph,
+                                                   const instantiate_options& options);
+
+}  // namespace cudag

@@ -1,0 +1,243 @@
+#pragma once
+// The plain-data description of a CUDA graph that every front end produces
+// and every later layer (check, lower, exec, dot) consumes. No CUDA calls here:
+// only CUDA's plain types (dim3, cudaEvent_t, cudaMemcpyKind).
+//
+// Scoping: a child graph's or a conditional body's nodes may use the
+// parameters, buffers and conditions of every enclosing graph; node names are
+// unique within one graph (bodies and children have their own namespace).
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "cudag/type_tag.hpp"
+
+namespace cudag {
+
+// ---------------------------------------------------------------- values --
+/// A value known when the spec is written (bytes of the consumer's type).
+struct literal {
+  std::vector<std::byte> bytes;
+  friend bool operator==(const literal&, const literal&) = default;
+};
+/// The value of a named graph parameter, bound at instantiation.
+struct param_ref {
+  std::string name;
+  friend bool operator==(const param_ref&, const param_ref&) = default;
+};
+/// The device pointer a mem-alloc node produced, plus a byte offset.
+struct buffer_ref {
+  std::string name;
+  std::size_t offset_bytes = 0;
+  friend bool operator==(const buffer_ref&, const buffer_ref&) = default;
+};
+/// The cudaGraphConditionalHandle of a named condition.
+struct condition_ref {
+  std::string name;
+  friend bool operator==(const condition_ref&, const condition_ref&) = default;
+};
+
+/// One argument position: the type its consumer expects, and where the value
+/// comes from. A literal already holds bytes of `type`.
+struct value {
+  type_tag type;
+  std::variant<literal, param_ref, buffer_ref, condition_ref> source;
+
+  friend bool operator==(const value&, const value&) = default;
+};
+
+template <class T>
+[[nodiscard]] value make_literal(const T& v) {
+  literal lit;
+  lit.bytes.resize(sizeof(T));
+  std::memcpy(lit.bytes.data(), &v, sizeof(T));
+  return value{type_of<T>(), std::move(lit)};
+}
+
+// ----------------------------------------------------------------- nodes --
+/// Grid computed from an integral parameter: ceil(param / items_per_block)
+/// blocks in x, so that rebinding the size also resizes the launch.
+struct grid_rule {
+  std::string param;
+  unsigned items_per_block = 256;
+  friend bool operator==(const grid_rule&, const grid_rule&) = default;
+};
+
+struct kernel_node {
+  const void* function = nullptr;  ///< host stub address or cudaKernel_t
+  std::string function_name;       ///< for messages and pictures
+  dim3 grid{1, 1, 1};
+  dim3 block{1, 1, 1};
+  unsigned shared_bytes = 0;
+  std::vector<value> args;         ///< one per kernel parameter, in order
+  std::optional<grid_rule> grid_from;
+  int priority = 0;                ///< used when instantiated with node priorities
+  std::shared_ptr<const void> keep_alive;  ///< e.g. the run-time compiled module
+};
+
+struct memcpy_node {
+  value dst;  ///< void*
+  value src;  ///< const void*
+  std::size_t bytes = 0;
+  cudaMemcpyKind kind = cudaMemcpyDefault;
+};
+
+/// memset of `height` rows of `width` elements of `element_size` (1, 2 or 4)
+/// bytes, rows `pitch_bytes` apart (pitch ignored when height == 1).
+struct memset_node {
+  value dst;        ///< void*
+  value fill;       ///< unsigned int; only the low element_size bytes are used
+  unsigned element_size = 4;
+  std::size_t width = 0;
+  std::size_t height = 1;
+  std::size_t pitch_bytes = 0;
+};
+
+/// A host callable: receives one pointer per argument, each to a value of
+/// the argument's type. The builder wraps typed callables into this form.
+using host_function = std::function<void(std::span<const void* const> args)>;
+
+struct host_node {
+  std::shared_ptr<const host_function> function;
+  std::vector<value> args;
+};
+
+/// Work recorded by stream capture into a child graph (library calls such as
+/// cuBLAS). Re-recorded when one of its arguments is rebound.
+using capture_function =
+    std::function<void(cudaStream_t stream, std::span<const void* const> args)>;
+
+struct captured_node {
+  std::shared_ptr<const capture_function> record;
+  std::vector<value> args;
+  std::string what;  ///< short description for pictures ("cublasSgemm 64x64x64")
+};
+
+struct graph_spec;
+
+struct child_node {
+  std::shared_ptr<const graph_spec> graph;
+};
+
+struct empty_node {};
+
+struct event_record_node {
+  value event;  ///< cudaEvent_t
+};
+
+struct event_wait_node {
+  value event;  ///< cudaEvent_t
+};
+
+/// Allocates `bytes` of device memory owned by the graph, named `buffer`.
+struct mem_alloc_node {
+  std::string buffer;
+  std::size_t bytes = 0;
+  int device = -1;  ///< -1: the device current at lowering
+};
+
+struct mem_free_node {
+  std::string buffer;
+};
+
+enum class conditional_kind { if_then, if_else, while_loop, switch_case };
+
+/// if_then: one body; if_else: two (taken when the condition is non-zero,
+/// then when it is zero); while_loop: one; switch_case: one per case value.
+struct conditional_node {
+  conditional_kind kind = conditional_kind::if_then;
+  std::string condition;
+  std::vector<graph_spec> bodies;
+};
+
+using node_params =
+    std::variant<kernel_node, memcpy_node, memset_node, host_node, child_node, captured_node,
+                 empty_node, event_record_node, event_wait_node, mem_alloc_node, mem_free_node,
+                 conditional_node>;
+
+/// Index order of node_params' alternatives.
+enum class node_kind {
+  kernel,
+  memcpy,
+  memset,
+  host,
+  child,
+  captured,
+  empty,
+  event_record,
+  event_wait,
+  mem_alloc,
+  mem_free,
+  conditional
+};
+
+[[nodiscard]] std::string_view kind_name(node_kind kind) noexcept;
+[[nodiscard]] std::string_view kind_name(conditional_kind kind) noexcept;
+
+struct node {
+  std::string name;
+  node_params params;
+  std::vector<std::string> deps;  ///< names of nodes of the same graph
+
+  [[nodiscard]] node_kind kind() const noexcept { return static_cast<node_kind>(params.index()); }
+};
+
+// ----------------------------------------------------------------- graph --
+struct param_decl {
+  std::string name;
+  type_tag type;
+};
+
+/// A conditional handle. assign_default: the value is reset to
+/// default_value at every launch (cudaGraphCondAssignDefault).
+struct condition_decl {
+  std::string name;
+  unsigned default_value = 0;
+  bool assign_default = true;
+};
+
+struct graph_spec {
+  std::string name;
+  std::vector<node> nodes;
+  std::vector<param_decl> params;
+  std::vector<condition_decl> conditions;
+
+  [[nodiscard]] const node* find(std::string_view node_name) const noexcept;
+  [[nodiscard]] const param_decl* find_param(std::string_view param_name) const noexcept;
+  /// Number of nodes including those of children and conditional bodies.
+  [[nodiscard]] std::size_t total_nodes() const noexcept;
+};
+
+/// Calls f(value&) for every value a node reads (kernel/host/capture
+/// arguments, memcpy/memset operands, events).
+template <class Node, class F>
+void for_each_value(Node& n, F&& f) {
+  std::visit(
+      [&](auto& p) {
+        using P = std::remove_cvref_t<decltype(p)>;
+        if constexpr (requires { p.args; })
+          for (auto& v : p.args) f(v);
+        if constexpr (std::is_same_v<P, memcpy_node>) {
+          f(p.dst);
+          f(p.src);
+        } else if constexpr (std::is_same_v<P, memset_node>) {
+          f(p.dst);
+          f(p.fill);
+        } else if constexpr (requires { p.event; }) {
+          f(p.event);
+        }
+      },
+      n.params);
+}
+
+}  // namespace cudag

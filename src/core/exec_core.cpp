@@ -1,0 +1,104 @@
+#include "cudag/exec_core.hpp"
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include <unistd.h>
+
+namespace cudag {
+
+void host_failure_sink::record(std::string_view node, std::exception_ptr failure) noexcept {
+  std::lock_guard lock(mutex_);
+  if (failed_.load(std::memory_order_relaxed)) return;  // keep the first
+  try {
+    node_.assign(node);
+  } catch (...) {
+  }
+  failure_ = std::move(failure);
+  failed_.store(true, std::memory_order_release);
+}
+
+void host_failure_sink::rethrow_if_failed() {
+  if (!failed()) return;
+  std::string node;
+  std::exception_ptr failure;
+  {
+    std::lock_guard lock(mutex_);
+    node.swap(node_);
+    failure.swap(failure_);
+    failed_.store(false, std::memory_order_release);
+  }
+  std::string what = "unknown exception";
+  try {
+    std::rethrow_exception(failure);
+  } catch (const std::exception& e) {
+    what = e.what();
+  } catch (...) {
+  }
+  throw error("host node '" + node + "' threw: " + what, cudaSuccess, {}, node);
+}
+
+unique_graph_exec instantiate_native(cudaGraph_t graph, const instantiate_options& options) {
+  cudaGraphInstantiateParams params{};
+  params.flags = 0;
+  if (options.auto_free_on_launch) params.flags |= cudaGraphInstantiateFlagAutoFreeOnLaunch;
+  if (options.use_node_priority) params.flags |= cudaGraphInstantiateFlagUseNodePriority;
+  if (options.upload) {
+    params.flags |= cudaGraphInstantiateFlagUpload;
+    params.uploadStream = options.upload_stream;
+  }
+  cudaGraphExec_t exec = nullptr;
+  cudaError_t code = cudaGraphInstantiateWithParams(&exec, graph, &params);
+  if (code == cudaSuccess && params.result_out != cudaGraphInstantiateSuccess)
+    code = cudaErrorInvalidValue;
+  if (code != cudaSuccess) {
+    std::string node;
+    if (params.errNode_out) {
+      // The caller maps handles to names; the handle is all we have here.
+      std::ostringstream id;
+      id << "node@" << static_cast<const void*>(params.errNode_out);
+      node = id.str();
+    }
+    throw_cuda_error(code, "cudaGraphInstantiateWithParams", node);
+  }
+  return unique_graph_exec(exec);
+}
+
+exec_core::exec_core(unique_graph graph, const instantiate_options& options)
+    : graph_(std::move(graph)), exec_(instantiate_native(graph_.get(), options)) {}
+
+void exec_core::reinstantiate(unique_graph graph, const instantiate_options& options) {
+  unique_graph_exec fresh = instantiate_native(graph.get(), options);
+  exec_ = std::move(fresh);
+  graph_ = std::move(graph);
+}
+
+void exec_core::launch(cudaStream_t stream) {
+  host_failures_->rethrow_if_failed();
+  CUDAG_CUDA(cudaGraphLaunch(exec_.get(), stream));
+  ++replays_;
+}
+
+void exec_core::upload(cudaStream_t stream) { CUDAG_CUDA(cudaGraphUpload(exec_.get(), stream)); }
+
+void exec_core::synchronize(cudaStream_t stream) {
+  CUDAG_CUDA(cudaStreamSynchronize(stream));
+  host_failures_->rethrow_if_failed();
+}
+
+std::string exec_core::driver_dot(unsigned flags) const {
+  char path[] = "/tmp/cudag-dot-XXXXXX";
+  const int fd = mkstemp(path);
+  if (fd < 0) throw error("driver_dot: cannot create a temporary file");
+  close(fd);
+  const cudaError_t code = cudaGraphDebugDotPrint(graph_.get(), path, flags);
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::remove(path);
+  cuda_check(code, "cudaGraphDebugDotPrint");
+  return text.str();
+}
+
+}  // namespace cudag
