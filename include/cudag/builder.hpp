@@ -1,0 +1,259 @@
+#pragma once
+// The run-time front end: the same node kinds as the DSL, for graphs whose
+// shape is known only at run time. Kernel and host-callable arguments are
+// checked against the callee's parameter types at compile time (see
+// arguments.hpp); names and edges are checked as the graph is assembled, the
+// rest by check() when the graph is instantiated.
+//
+//   cudag::builder b("saxpy");
+//   auto x = b.param<float*>("x");
+//   auto n = b.param<int>("n");
+//   auto scale = b.kernel("scale", CUDAG_KERNEL(scale_kernel), cudag::launch_over(n, 256), x, 2.0f, n);
+//   auto clear = b.memset("clear", x, 0u, 1024);
+//   b.edge(clear, scale);
+//   cudag::graph_spec spec = b.build();
+#include <cuda_runtime_api.h>
+
+#include <concepts>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "cudag/arguments.hpp"
+#include "cudag/spec.hpp"
+
+namespace cudag {
+
+struct launch_config {
+  dim3 grid{1, 1, 1};
+  dim3 block{1, 1, 1};
+  unsigned shared_bytes = 0;
+  std::optional<grid_rule> grid_from;
+  int priority = 0;
+};
+
+[[nodiscard]] inline launch_config launch(dim3 grid, dim3 block, unsigned shared_bytes = 0) {
+  return {grid, block, shared_bytes, std::nullopt, 0};
+}
+
+/// One thread per element of an integral parameter: ceil(count / block_size)
+/// blocks, recomputed when `count` is rebound.
+template <std::integral T>
+[[nodiscard]] launch_config launch_over(const param_handle<T>& count, unsigned block_size,
+                                        unsigned shared_bytes = 0) {
+  return {dim3(1), dim3(block_size), shared_bytes, grid_rule{count.name, block_size}, 0};
+}
+
+/// A kernel with its name, for messages and pictures: CUDAG_KERNEL(scale).
+template <class... P>
+[[nodiscard]] kernel_ref<void(P...)> kernel_of(void (*function)(P...), std::string name) {
+  return {reinterpret_cast<const void*>(function), std::move(name), nullptr};
+}
+#define CUDAG_KERNEL(function) ::cudag::kernel_of(&function, #function)
+
+class builder;
+
+/// A node of a builder, for edges: b.edge(a, c), or c.after(a, b).
+class node_ref {
+ public:
+  node_ref(builder& owner, std::size_t index) : owner_(&owner), index_(index) {}
+  [[nodiscard]] const std::string& name() const;
+  [[nodiscard]] std::size_t index() const noexcept { return index_; }
+  /// Adds edges from each of `before` to this node.
+  template <class... N>
+  node_ref& after(const N&... before);
+  /// Adds edges from this node to each of `later`.
+  template <class... N>
+  node_ref& precede(const N&... later);
+
+ private:
+  builder* owner_;
+  std::size_t index_;
+};
+
+template <class T>
+struct allocation_ref {
+  node_ref node;
+  buffer_handle<T> buffer;
+};
+
+class builder {
+ public:
+  explicit builder(std::string graph_name = "graph");
+
+  // ---------------------------------------------------------- declarations --
+  template <class T>
+  param_handle<T> param(std::string name) {
+    declare_param(name, type_of<T>());
+    return {std::move(name)};
+  }
+  condition_handle condition(std::string name, unsigned default_value = 0,
+                             bool assign_default = true);
+
+  // ----------------------------------------------------------------- nodes --
+  template <class... P, class... A>
+  node_ref kernel(std::string name, const kernel_ref<void(P...)>& k, const launch_config& config,
+                  A&&... args) {
+    static_assert(arguments_match<void(P...), A...>::value);
+    kernel_node n;
+    n.function = k.function;
+    n.function_name = k.name;
+    n.keep_alive = k.keep_alive;
+    n.args = {to_value<P>(std::forward<A>(args))...};
+    return add_kernel(std::move(name), std::move(n), config);
+  }
+  template <class... P, class... A>
+  node_ref kernel(std::string name, void (*function)(P...), const launch_config& config,
+                  A&&... args) {
+    return kernel(std::move(name), kernel_of(function, {}), config, std::forward<A>(args)...);
+  }
+
+  /// 1-D copy of `bytes`. dst/src: pointers, pointer parameters or buffers.
+  template <class Dst, class Src>
+    requires passes_as<void*, Dst> && passes_as<const void*, Src>
+  node_ref memcpy(std::string name, Dst&& dst, Src&& src, std::size_t bytes,
+                  cudaMemcpyKind kind = cudaMemcpyDefault) {
+    return add(std::move(name), memcpy_node{to_value<void*>(std::forward<Dst>(dst)),
+                                            to_value<const void*>(std::forward<Src>(src)), bytes,
+                                            kind});
+  }
+
+  /// Sets `count` elements to `fill`; the element size is fill's size (1, 2 or 4 bytes).
+  template <class Dst, class Fill>
+    requires passes_as<void*, Dst>
+  node_ref memset(std::string name, Dst&& dst, Fill&& fill, std::size_t count) {
+    return memset_2d(std::move(name), std::forward<Dst>(dst), 0, std::forward<Fill>(fill), count, 1);
+  }
+  /// Sets `height` rows of `width` elements, rows `pitch_bytes` apart.
+  template <class Dst, class Fill>
+    requires passes_as<void*, Dst>
+  node_ref memset_2d(std::string name, Dst&& dst, std::size_t pitch_bytes, Fill&& fill,
+                     std::size_t width, std::size_t height) {
+    using F = argument_type<Fill>;
+    static_assert((std::is_integral_v<F> || std::is_floating_point_v<F>) &&
+                      (sizeof(F) == 1 || sizeof(F) == 2 || sizeof(F) == 4),
+                  "cudag: a memset fill value is a 1-, 2- or 4-byte integer or a float");
+    return add(std::move(name),
+               memset_node{to_value<void*>(std::forward<Dst>(dst)),
+                           to_value<F>(std::forward<Fill>(fill)), unsigned(sizeof(F)), width,
+                           height, pitch_bytes});
+  }
+
+  /// Runs `f(args...)` on a host thread when the node's dependencies are done.
+  /// Arguments may be literals, parameters or buffers (f sees their values).
+  template <class F, class... A>
+  node_ref host(std::string name, F&& f, A&&... args) {
+    static_assert(std::is_invocable_v<std::decay_t<F>&, const argument_type<A>&...>,
+                  "cudag: the host callable cannot be called with these arguments");
+    host_node n;
+    n.function = std::make_shared<const host_function>(
+        [f = std::forward<F>(f)](std::span<const void* const> values) mutable {
+          call_with<argument_type<A>...>(f, values, std::index_sequence_for<A...>{});
+        });
+    n.args = {to_value<argument_type<A>>(std::forward<A>(args))...};
+    return add(std::move(name), std::move(n));
+  }
+
+  /// Work recorded by stream capture: `record(stream, args...)` issues
+  /// library calls on `stream`; it runs again when an argument is rebound.
+  template <class F, class... A>
+  node_ref captured(std::string name, std::string what, F&& record, A&&... args) {
+    static_assert(std::is_invocable_v<std::decay_t<F>&, cudaStream_t, const argument_type<A>&...>,
+                  "cudag: the capture callable cannot be called with (stream, arguments...)");
+    captured_node n;
+    n.record = std::make_shared<const capture_function>(
+        [f = std::forward<F>(record)](cudaStream_t s, std::span<const void* const> values) mutable {
+          call_with<argument_type<A>...>(
+              [&](const auto&... v) { f(s, v...); }, values, std::index_sequence_for<A...>{});
+        });
+    n.args = {to_value<argument_type<A>>(std::forward<A>(args))...};
+    n.what = std::move(what);
+    return add(std::move(name), std::move(n));
+  }
+
+  node_ref child(std::string name, graph_spec graph);
+  node_ref empty(std::string name);
+
+  template <class E>
+    requires passes_as<cudaEvent_t, E>
+  node_ref record(std::string name, E&& event) {
+    return add(std::move(name), event_record_node{to_value<cudaEvent_t>(std::forward<E>(event))});
+  }
+  template <class E>
+    requires passes_as<cudaEvent_t, E>
+  node_ref wait(std::string name, E&& event) {
+    return add(std::move(name), event_wait_node{to_value<cudaEvent_t>(std::forward<E>(event))});
+  }
+
+  /// A mem-alloc node named `name` producing buffer `name` of `count` T.
+  template <class T>
+  allocation_ref<T> alloc(std::string name, std::size_t count, int device = -1) {
+    node_ref n = add(name, mem_alloc_node{name, count * sizeof(T), device});
+    return {n, buffer_handle<T>{std::move(name), 0}};
+  }
+  template <class T>
+  node_ref free(std::string name, const buffer_handle<T>& buffer) {
+    return add(std::move(name), mem_free_node{buffer.name});
+  }
+
+  node_ref if_then(std::string name, const condition_handle& c, graph_spec then_body);
+  node_ref if_else(std::string name, const condition_handle& c, graph_spec then_body,
+                   graph_spec else_body);
+  node_ref while_loop(std::string name, const condition_handle& c, graph_spec body);
+  node_ref switch_case(std::string name, const condition_handle& c, std::vector<graph_spec> cases);
+
+  // ----------------------------------------------------------------- edges --
+  void edge(const node_ref& from, const node_ref& to);
+  /// By name; an unknown name is refused at once, naming the edge.
+  void edge(std::string_view from, std::string_view to);
+  /// a -> b -> c ...
+  template <class... N>
+  void chain(const node_ref& first, const N&... rest) {
+    const node_ref* previous = &first;
+    ((edge(*previous, rest), previous = &rest), ...);
+  }
+  [[nodiscard]] node_ref node(std::string_view name);
+
+  // ---------------------------------------------------------------- result --
+  [[nodiscard]] const graph_spec& spec() const noexcept { return spec_; }
+  [[nodiscard]] graph_spec build() const& { return spec_; }
+  [[nodiscard]] graph_spec build() && { return std::move(spec_); }
+
+ private:
+  friend class node_ref;
+  template <class... T, class F, std::size_t... I>
+  static void call_with(F& f, std::span<const void* const> values, std::index_sequence<I...>) {
+    f(*static_cast<const T*>(values[I])...);
+  }
+  template <class... T, class F, std::size_t... I>
+  static void call_with(F&& f, std::span<const void* const> values, std::index_sequence<I...>) {
+    f(*static_cast<const T*>(values[I])...);
+  }
+
+  void declare_param(const std::string& name, const type_tag& type);
+  node_ref add(std::string name, node_params params);
+  node_ref add_kernel(std::string name, kernel_node n, const launch_config& config);
+  node_ref add_conditional(std::string name, conditional_kind kind, const condition_handle& c,
+                           std::vector<graph_spec> bodies);
+
+  graph_spec spec_;
+  std::unordered_map<std::string, std::size_t> index_of_;
+};
+
+template <class... N>
+node_ref& node_ref::after(const N&... before) {
+  (owner_->edge(before, *this), ...);
+  return *this;
+}
+template <class... N>
+node_ref& node_ref::precede(const N&... later) {
+  (owner_->edge(*this, later), ...);
+  return *this;
+}
+
+}  // namespace cudag
