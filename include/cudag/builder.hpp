@@ -15,6 +15,7 @@
 #include <cuda_runtime_api.h>
 
 #include <concepts>
+#include <optional>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -72,6 +73,7 @@ class node_ref {
   node_ref& precede(const N&... later);
 
  private:
+  friend class builder;
   builder* owner_;
   std::size_t index_;
 };

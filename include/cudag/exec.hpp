@@ -18,6 +18,13 @@ namespace cudag {
 /// How rebind() applied a change (for tests and benchmarks).
 enum class rebind_path { none, node_setters, whole_graph_update };
 
+/// A rebind that touches more than this fraction of the top-level nodes (and
+/// at least whole_graph_update_minimum of them) goes through one
+/// cudaGraphExecUpdate instead of one exec setter per node. Measured by
+/// tools/exec/bench_rebind (docs/benchmarks.md).
+inline constexpr double whole_graph_update_fraction = 0.5;
+inline constexpr std::size_t whole_graph_update_minimum = 16;
+
 class exec {
  public:
   exec(exec&&) noexcept;
@@ -70,6 +77,9 @@ class exec {
 
  private:
   explicit exec(std::unique_ptr<impl> state);
+  void stage(std::string_view name, const type_tag& type, const void* bytes, std::size_t size);
+  rebind_path flush_dirty();
+  cudaStream_t capture_stream();
   friend exec instantiate(graph_spec, std::span<const binding>, const instantiate_options&);
   std::unique_ptr<impl> impl_;
 };

@@ -72,6 +72,8 @@ class exec_core {
 
   /// Replaces the executable graph (after a re-instantiation).
   void reinstantiate(unique_graph graph, const instantiate_options& options);
+  /// Replaces the template after a successful cudaGraphExecUpdate from it.
+  void replace_template(unique_graph graph) noexcept { graph_ = std::move(graph); }
 
  private:
   // Declaration order is destruction order reversed: the exec goes before

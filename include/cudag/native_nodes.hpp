@@ -28,9 +28,9 @@ inline cudaGraphNode_t add_kernel(cudaGraph_t g, deps_span deps, const cudaKerne
 inline cudaMemcpy3DParms memcpy_1d_params(void* dst, const void* src, std::size_t bytes,
                                           cudaMemcpyKind kind) {
   cudaMemcpy3DParms p{};
-  p.srcPtr = make_cudaPitchedPtr(const_cast<void*>(src), bytes, bytes, 1);
-  p.dstPtr = make_cudaPitchedPtr(dst, bytes, bytes, 1);
-  p.extent = make_cudaExtent(bytes, 1, 1);
+  p.srcPtr = cudaPitchedPtr{const_cast<void*>(src), bytes, bytes, 1};
+  p.dstPtr = cudaPitchedPtr{dst, bytes, bytes, 1};
+  p.extent = cudaExtent{bytes, 1, 1};
   p.kind = kind;
   return p;
 }

@@ -30,7 +30,7 @@ node_ref builder::add(std::string name, node_params params) {
   if (!inserted)
     throw error("graph '" + spec_.name + "': duplicate node name '" + name + "'", cudaSuccess, {},
                 name);
-  spec_.nodes.push_back(node{std::move(name), std::move(params), {}});
+  spec_.nodes.push_back(cudag::node{std::move(name), std::move(params), {}});
   return node_ref(*this, it->second);
 }
 

@@ -1,0 +1,372 @@
+// The spec exec: instantiation, rebinding by name (per-node setters or one
+// whole-graph update, whichever is cheaper), update from a changed spec, and
+// enabling/disabling nodes.
+#include <algorithm>
+#include <cstring>
+
+#include "cudag/check.hpp"
+#include "exec_state.hpp"
+
+namespace cudag {
+
+namespace detail {
+
+void push_node_params(node_state& n, cudaGraphExec_t on_exec, cudaStream_t capture_stream,
+                      std::vector<std::shared_ptr<const void>>& retired,
+                      const std::shared_ptr<host_failure_sink>& failures) {
+  const std::string& path = n.path;
+  switch (n.kind) {
+    case node_kind::kernel:
+      if (on_exec)
+        CUDAG_CUDA_NODE(cudaGraphExecKernelNodeSetParams(on_exec, n.handle, &n.kernel), path);
+      else
+        CUDAG_CUDA_NODE(cudaGraphKernelNodeSetParams(n.handle, &n.kernel), path);
+      return;
+    case node_kind::memcpy: {
+      const auto& p = std::get<memcpy_node>(n.spec_node->params);
+      if (on_exec)
+        CUDAG_CUDA_NODE(cudaGraphExecMemcpyNodeSetParams1D(on_exec, n.handle, pointer_at(n, 0),
+                                                           pointer_at(n, 1), p.bytes, p.kind),
+                        path);
+      else
+        CUDAG_CUDA_NODE(cudaGraphMemcpyNodeSetParams1D(n.handle, pointer_at(n, 0),
+                                                       pointer_at(n, 1), p.bytes, p.kind),
+                        path);
+      return;
+    }
+    case node_kind::memset:
+      fill_memset(n, std::get<memset_node>(n.spec_node->params));
+      if (on_exec)
+        CUDAG_CUDA_NODE(cudaGraphExecMemsetNodeSetParams(on_exec, n.handle, &n.memset), path);
+      else
+        CUDAG_CUDA_NODE(cudaGraphMemsetNodeSetParams(n.handle, &n.memset), path);
+      return;
+    case node_kind::host: {
+      // A fresh snapshot: a launch still pending keeps the old one.
+      auto fresh = make_host_call(n, std::get<host_node>(n.spec_node->params), failures);
+      const cudaHostNodeParams hp = fresh->params();
+      if (on_exec)
+        CUDAG_CUDA_NODE(cudaGraphExecHostNodeSetParams(on_exec, n.handle, &hp), path);
+      else
+        CUDAG_CUDA_NODE(cudaGraphHostNodeSetParams(n.handle, &hp), path);
+      retired.push_back(std::move(n.host));
+      n.host = std::move(fresh);
+      return;
+    }
+    case node_kind::event_record:
+      if (on_exec)
+        CUDAG_CUDA_NODE(cudaGraphExecEventRecordNodeSetEvent(on_exec, n.handle, event_at(n)), path);
+      else
+        CUDAG_CUDA_NODE(cudaGraphEventRecordNodeSetEvent(n.handle, event_at(n)), path);
+      return;
+    case node_kind::event_wait:
+      if (on_exec)
+        CUDAG_CUDA_NODE(cudaGraphExecEventWaitNodeSetEvent(on_exec, n.handle, event_at(n)), path);
+      else
+        CUDAG_CUDA_NODE(cudaGraphEventWaitNodeSetEvent(n.handle, event_at(n)), path);
+      return;
+    case node_kind::captured: {
+      if (!on_exec || n.nested)
+        throw error("captured node '" + path +
+                        "' inside a child graph or conditional body cannot be re-recorded in "
+                        "place; use update_or_reinstantiate()",
+                    cudaErrorNotSupported, {}, path);
+      unique_graph recorded =
+          record_captured(n, std::get<captured_node>(n.spec_node->params), capture_stream);
+      CUDAG_CUDA_NODE(cudaGraphExecChildGraphNodeSetParams(on_exec, n.handle, recorded.get()), path);
+      return;
+    }
+    default:
+      throw error("node '" + path + "' (" + std::string(kind_name(n.kind)) +
+                      ") has no parameter that can be rebound",
+                  cudaErrorNotSupported, {}, path);
+  }
+}
+
+namespace {
+
+std::string_view update_reason(cudaGraphExecUpdateResult r) {
+  switch (r) {
+    case cudaGraphExecUpdateErrorTopologyChanged: return "the graph's topology changed";
+    case cudaGraphExecUpdateErrorNodeTypeChanged: return "the node's type changed";
+    case cudaGraphExecUpdateErrorFunctionChanged: return "the kernel function changed";
+    case cudaGraphExecUpdateErrorParametersChanged:
+      return "its parameters changed in a way CUDA cannot update";
+    case cudaGraphExecUpdateErrorNotSupported:
+      return "CUDA does not support updating this node (alloc/free nodes, or a conditional's own "
+             "parameters)";
+    case cudaGraphExecUpdateErrorUnsupportedFunctionChange:
+      return "the kernel function changed in an unsupported way";
+    case cudaGraphExecUpdateErrorAttributesChanged: return "the node's attributes changed";
+    default: return "the update was refused";
+  }
+}
+
+std::string path_of(const std::vector<node_state>& nodes, cudaGraphNode_t h) {
+  for (const node_state& n : nodes)
+    if (n.handle == h) return n.path;
+  return {};
+}
+
+/// cudaGraphExecUpdate with the refused node named.
+void exec_update(cudaGraphExec_t exec, cudaGraph_t graph, const std::vector<node_state>& nodes) {
+  cudaGraphExecUpdateResultInfo info{};
+  const cudaError_t code = cudaGraphExecUpdate(exec, graph, &info);
+  if (code == cudaSuccess) return;
+  (void)cudaGetLastError();
+  std::string node = path_of(nodes, info.errorNode);
+  if (node.empty()) node = path_of(nodes, info.errorFromNode);
+  std::string message = "cudaGraphExecUpdate refused the update";
+  if (!node.empty()) message += " at node '" + node + "'";
+  message += ": " + std::string(update_reason(info.result)) + " (" + cudaGetErrorName(code) + ")";
+  throw error(message, code, "cudaGraphExecUpdate", node);
+}
+
+}  // namespace
+}  // namespace detail
+
+using detail::node_state;
+using detail::param_state;
+
+exec::exec(std::unique_ptr<impl> state) : impl_(std::move(state)) {}
+exec::exec(exec&&) noexcept = default;
+exec& exec::operator=(exec&&) noexcept = default;
+exec::~exec() = default;
+
+void exec::launch(cudaStream_t stream) { impl_->core.launch(stream); }
+void exec::upload(cudaStream_t stream) { impl_->core.upload(stream); }
+void exec::synchronize(cudaStream_t stream) {
+  impl_->core.synchronize(stream);
+  impl_->retired.clear();  // launches before this point have finished with them
+}
+std::uint64_t exec::replay_count() const noexcept { return impl_->core.replay_count(); }
+std::string exec::driver_dot(unsigned flags) const { return impl_->core.driver_dot(flags); }
+const graph_spec& exec::spec() const noexcept { return impl_->spec; }
+cudaGraphExec_t exec::native_exec() const noexcept { return impl_->core.native_exec(); }
+cudaGraph_t exec::native_graph() const noexcept { return impl_->core.native_graph(); }
+exec_core& exec::core() noexcept { return impl_->core; }
+
+namespace {
+
+std::unique_ptr<exec::impl> lower_fresh(graph_spec spec, std::span<const binding> bindings,
+                                        const instantiate_options& options,
+                                        std::shared_ptr<host_failure_sink> failures,
+                                        unique_graph& graph_out,
+                                        std::vector<std::shared_ptr<const void>>& owned) {
+  check(spec, bindings);
+  auto st = std::make_unique<exec::impl>();
+  st->spec = std::move(spec);
+  st->options = options;
+  detail::bind_params(st->spec, bindings, st->params, st->param_index);
+  graph_out = make_graph();
+  detail::lower_into(st->spec, st->params, st->param_index, graph_out.get(), st->nodes, owned,
+                     failures);
+  for (std::uint32_t i = 0; i < st->nodes.size(); ++i)
+    if (!st->nodes[i].nested) st->top_level_index.emplace(st->nodes[i].path, i);
+  return st;
+}
+
+}  // namespace
+
+exec instantiate(graph_spec spec, std::span<const binding> bindings,
+                 const instantiate_options& options) {
+  exec_core core;
+  unique_graph graph;
+  std::vector<std::shared_ptr<const void>> owned;
+  auto st = lower_fresh(std::move(spec), bindings, options, core.host_failures(), graph, owned);
+  for (auto& o : owned) core.keep_alive(std::move(o));
+  try {
+    core.reinstantiate(std::move(graph), options);
+  } catch (const error& e) {
+    throw error(e.what() + std::string(" (graph '") + st->spec.name + "')", e.code(), e.call(),
+                e.node());
+  }
+  st->core = std::move(core);
+  return exec(std::move(st));
+}
+
+lowered_graph lower(const graph_spec& spec, std::span<const binding> bindings) {
+  check(spec, bindings);
+  std::vector<param_state> params;
+  detail::name_map<std::uint32_t> index;
+  detail::bind_params(spec, bindings, params, index);
+  lowered_graph out;
+  out.graph = make_graph();
+  std::vector<node_state> nodes;
+  auto failures = std::make_shared<host_failure_sink>();
+  out.owned.push_back(failures);
+  detail::lower_into(spec, params, index, out.graph.get(), nodes, out.owned, failures);
+  for (const node_state& n : nodes)
+    if (!n.nested) out.nodes.emplace_back(n.path, n.handle);
+  return out;
+}
+
+rebind_path exec::rebind_bytes(std::string_view name, const type_tag& type, const void* bytes,
+                               std::size_t size) {
+  impl_->dirty_scratch.clear();
+  stage(name, type, bytes, size);
+  return flush_dirty();
+}
+
+rebind_path exec::rebind(std::span<const binding> bindings) {
+  impl_->dirty_scratch.clear();
+  for (const binding& b : bindings) stage(b.name, b.type, b.bytes.data(), b.bytes.size());
+  return flush_dirty();
+}
+
+void exec::stage(std::string_view name, const type_tag& type, const void* bytes, std::size_t size) {
+  impl& st = *impl_;
+  auto it = st.param_index.find(name);
+  if (it == st.param_index.end())
+    throw error("rebind: graph '" + st.spec.name + "' has no parameter '" + std::string(name) + "'");
+  param_state& p = st.params[it->second];
+  if (!(type == p.type) && !binds_to(type, p.type))
+    throw error("rebind: parameter '" + p.name + "' is declared " + p.type.name() + ", given " +
+                type.name());
+  if (size != p.bytes.size())
+    throw error("rebind: parameter '" + p.name + "' takes " + std::to_string(p.bytes.size()) +
+                " bytes, given " + std::to_string(size));
+  if (std::memcmp(p.bytes.data(), bytes, size) == 0) return;
+  std::memcpy(p.bytes.data(), bytes, size);
+  for (const detail::param_use& use : p.uses) {
+    node_state& n = st.nodes[use.node];
+    if (use.slot == detail::grid_slot)
+      detail::apply_grid_rule(n, *std::get<kernel_node>(n.spec_node->params).grid_from, p);
+    else
+      std::memcpy(n.values[use.slot].data(), p.bytes.data(), size);
+    if (!n.dirty) {
+      n.dirty = true;
+      st.dirty_scratch.push_back(use.node);
+    }
+  }
+}
+
+rebind_path exec::flush_dirty() {
+  impl& st = *impl_;
+  if (st.dirty_scratch.empty()) return rebind_path::none;
+  bool needs_whole = false;
+  std::size_t top_level = 0;
+  for (std::uint32_t i : st.dirty_scratch) {
+    const node_state& n = st.nodes[i];
+    if (n.nested) needs_whole = true;
+    else ++top_level;
+  }
+  const bool many = static_cast<double>(top_level) >
+                        whole_graph_update_fraction * static_cast<double>(st.top_level_index.size()) &&
+                    top_level >= whole_graph_update_minimum;
+  const rebind_path path =
+      needs_whole || many ? rebind_path::whole_graph_update : rebind_path::node_setters;
+  cudaGraphExec_t exec = st.core.native_exec();
+  auto clear = [&] {
+    for (std::uint32_t i : st.dirty_scratch) st.nodes[i].dirty = false;
+    st.dirty_scratch.clear();
+  };
+  try {
+    if (path == rebind_path::node_setters) {
+      for (std::uint32_t i : st.dirty_scratch)
+        detail::push_node_params(st.nodes[i], exec, capture_stream(), st.retired,
+                                 st.core.host_failures());
+    } else {
+      bool template_changed = false;
+      for (std::uint32_t i : st.dirty_scratch) {
+        node_state& n = st.nodes[i];
+        const bool captured_here = n.kind == node_kind::captured && !n.nested;
+        detail::push_node_params(n, captured_here ? exec : nullptr, capture_stream(), st.retired,
+                                 st.core.host_failures());
+        template_changed |= !captured_here;
+      }
+      if (template_changed) detail::exec_update(exec, st.core.native_graph(), st.nodes);
+    }
+  } catch (...) {
+    clear();
+    throw;
+  }
+  clear();
+  return path;
+}
+
+cudaStream_t exec::capture_stream() {
+  if (!impl_->capture_stream) impl_->capture_stream = make_stream();
+  return impl_->capture_stream.get();
+}
+
+void exec::update(const graph_spec& changed, std::span<const binding> bindings) {
+  impl& st = *impl_;
+  unique_graph graph;
+  std::vector<std::shared_ptr<const void>> owned;
+  auto fresh = lower_fresh(changed, bindings, st.options, st.core.host_failures(), graph, owned);
+  detail::exec_update(st.core.native_exec(), graph.get(), fresh->nodes);
+  // Accepted: the new template and its state replace the old; what the old
+  // one pointed at stays alive until the next synchronize().
+  for (auto& o : owned) st.core.keep_alive(std::move(o));
+  st.core.replace_template(std::move(graph));
+  fresh->core = std::move(st.core);
+  fresh->retired = std::move(st.retired);
+  for (node_state& n : st.nodes)
+    if (n.host) fresh->retired.push_back(std::move(n.host));
+  impl_ = std::move(fresh);
+}
+
+bool exec::update_or_reinstantiate(const graph_spec& changed, std::span<const binding> bindings) {
+  try {
+    update(changed, bindings);
+    return false;
+  } catch (const check_error&) {
+    throw;  // a bad spec is not fixed by re-instantiating
+  } catch (const error&) {
+  }
+  impl& st = *impl_;
+  unique_graph graph;
+  std::vector<std::shared_ptr<const void>> owned;
+  auto fresh = lower_fresh(changed, bindings, st.options, st.core.host_failures(), graph, owned);
+  for (auto& o : owned) st.core.keep_alive(std::move(o));
+  st.core.reinstantiate(std::move(graph), st.options);
+  fresh->core = std::move(st.core);
+  fresh->retired = std::move(st.retired);
+  impl_ = std::move(fresh);
+  return true;
+}
+
+namespace {
+const node_state& top_level(const exec::impl& st, std::string_view name) {
+  auto it = st.top_level_index.find(name);
+  if (it == st.top_level_index.end())
+    throw error("graph '" + st.spec.name + "' has no top-level node '" + std::string(name) + "'",
+                cudaErrorInvalidValue, {}, std::string(name));
+  return st.nodes[it->second];
+}
+}  // namespace
+
+void exec::set_enabled(std::string_view name, bool on) {
+  const node_state& n = top_level(*impl_, name);
+  if (n.kind != node_kind::kernel && n.kind != node_kind::memset && n.kind != node_kind::memcpy)
+    throw error("node '" + n.path + "' is a " + std::string(kind_name(n.kind)) +
+                    " node: only kernel, memset and memcpy nodes can be disabled",
+                cudaErrorNotSupported, "cudaGraphNodeSetEnabled", n.path);
+  CUDAG_CUDA_NODE(cudaGraphNodeSetEnabled(impl_->core.native_exec(), n.handle, on ? 1 : 0), n.path);
+}
+
+bool exec::enabled(std::string_view name) const {
+  const node_state& n = top_level(*impl_, name);
+  unsigned on = 0;
+  CUDAG_CUDA_NODE(cudaGraphNodeGetEnabled(impl_->core.native_exec(), n.handle, &on), n.path);
+  return on != 0;
+}
+
+cudaGraphNode_t exec::node_handle(std::string_view name) const {
+  return top_level(*impl_, name).handle;
+}
+
+std::vector<std::string> exec::readers_of(std::string_view name) const {
+  auto it = impl_->param_index.find(name);
+  if (it == impl_->param_index.end())
+    throw error("graph '" + impl_->spec.name + "' has no parameter '" + std::string(name) + "'");
+  std::vector<std::string> out;
+  for (const detail::param_use& use : impl_->params[it->second].uses) {
+    const std::string& path = impl_->nodes[use.node].path;
+    if (std::find(out.begin(), out.end(), path) == out.end()) out.push_back(path);
+  }
+  return out;
+}
+
+}  // namespace cudag

@@ -1,0 +1,130 @@
+#pragma once
+// Internal: what lowering produces and exec keeps. Every lowered node has a
+// node_state with the native parameters last given to CUDA (CUDA 13 has no
+// getters), so that a rebind patches bytes and calls one setter.
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "cudag/exec.hpp"
+#include "cudag/native_nodes.hpp"
+
+namespace cudag::detail {
+
+/// Heterogeneous lookup: find by string_view without building a std::string.
+struct string_hash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const noexcept {
+    return std::hash<std::string_view>{}(s);
+  }
+};
+template <class V>
+using name_map = std::unordered_map<std::string, V, string_hash, std::equal_to<>>;
+
+/// Where a parameter's bytes land in a node: argument `slot` of node `node`.
+struct param_use {
+  std::uint32_t node;
+  std::uint32_t slot;  ///< index into node_state::values; grid_slot for a grid rule
+};
+inline constexpr std::uint32_t grid_slot = 0xFFFFFFFFu;
+
+struct param_state {
+  std::string name;
+  type_tag type;
+  std::vector<std::byte> bytes;  ///< current value
+  bool bound = false;
+  std::vector<param_use> uses;
+};
+
+/// A lowered node and the native parameters CUDA last received for it.
+struct node_state {
+  std::string path;  ///< "name" at top level, "parent/name" when nested
+  node_kind kind = node_kind::empty;
+  const node* spec_node = nullptr;  ///< points into exec's own spec copy
+  cudaGraphNode_t handle = nullptr;
+  bool nested = false;  ///< inside a child graph or conditional body
+  bool dirty = false;
+
+  // Resolved argument values (kernel/host/captured args, memcpy dst+src,
+  // memset dst+fill, event), each with its own bytes. For kernels,
+  // argument_pointers[i] points at values[i].
+  std::vector<std::vector<std::byte>> values;
+  std::vector<void*> argument_pointers;
+
+  cudaKernelNodeParams kernel{};
+  cudaMemsetParams memset{};
+  std::shared_ptr<native::host_call> host;  ///< current host callable state
+};
+
+
+// Helpers shared by lowering and rebinding.
+[[nodiscard]] void* pointer_at(const node_state& st, std::size_t slot);
+[[nodiscard]] cudaEvent_t event_at(const node_state& st);
+void fill_memset(node_state& st, const memset_node& p);
+void apply_grid_rule(node_state& st, const grid_rule& rule, const param_state& count);
+[[nodiscard]] std::shared_ptr<native::host_call> make_host_call(
+    const node_state& st, const host_node& p, const std::shared_ptr<host_failure_sink>& failures);
+/// Records a captured node's work (with its current values) into a new graph.
+[[nodiscard]] unique_graph record_captured(const node_state& st, const captured_node& p,
+                                           cudaStream_t stream);
+
+/// Runs `record(stream)` under stream capture (thread-local mode) and returns
+/// the graph. If `record` throws or the capture fails, the capture is ended
+/// and its graph destroyed, so the stream and thread stay usable.
+template <class F>
+[[nodiscard]] unique_graph capture_into_graph(cudaStream_t stream, std::string_view node, F&& record) {
+  CUDAG_CUDA_NODE(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), node);
+  try {
+    record(stream);
+  } catch (...) {
+    cudaGraph_t abandoned = nullptr;
+    (void)cudaStreamEndCapture(stream, &abandoned);
+    if (abandoned) (void)cudaGraphDestroy(abandoned);
+    (void)cudaGetLastError();
+    throw;
+  }
+  cudaGraph_t recorded = nullptr;
+  CUDAG_CUDA_NODE(cudaStreamEndCapture(stream, &recorded), node);
+  return unique_graph(recorded);
+}
+
+/// Lowers `spec` (already checked) with `params` bound into a new graph;
+/// fills `nodes` and the parameter uses. `owned` receives what the graph
+/// points at. Used by instantiate, update and lower().
+void lower_into(const graph_spec& spec, std::vector<param_state>& params,
+                const name_map<std::uint32_t>& param_index, cudaGraph_t graph,
+                std::vector<node_state>& nodes, std::vector<std::shared_ptr<const void>>& owned,
+                const std::shared_ptr<host_failure_sink>& failures);
+
+/// Sets the node's native parameters from its resolved values. `on_exec`:
+/// the executable graph's node (exec setters), else the template graph's.
+void push_node_params(node_state& n, cudaGraphExec_t on_exec, cudaStream_t capture_stream,
+                      std::vector<std::shared_ptr<const void>>& retired,
+                      const std::shared_ptr<host_failure_sink>& failures);
+
+/// Builds the parameter table from the spec's declarations (all levels) and
+/// the bindings (already checked).
+void bind_params(const graph_spec& spec, std::span<const binding> bindings,
+                 std::vector<param_state>& params, name_map<std::uint32_t>& index);
+
+}  // namespace cudag::detail
+
+namespace cudag {
+struct exec::impl {
+  graph_spec spec;
+  instantiate_options options;
+  exec_core core;
+  std::vector<detail::param_state> params;
+  detail::name_map<std::uint32_t> param_index;
+  std::vector<detail::node_state> nodes;          ///< every lowered node, nested ones too
+  detail::name_map<std::uint32_t> top_level_index;  ///< top-level name -> nodes index
+  std::vector<std::shared_ptr<const void>> retired;  ///< host states replaced by rebinds
+  unique_stream capture_stream;           ///< for re-recording captured nodes
+  std::vector<std::uint32_t> dirty_scratch;  ///< reused by rebind: no allocation after warm-up
+};
+}  // namespace cudag

@@ -1,0 +1,342 @@
+// Lowering of a checked spec: the walk over nodes in deterministic
+// topological order, calling the native_nodes wrappers. Declaration order
+// among peers keeps cudaGraphExecUpdate's pairing stable between lowerings.
+#include <algorithm>
+#include <cstring>
+
+#include "cudag/check.hpp"
+#include "exec_state.hpp"
+
+namespace cudag::detail {
+namespace {
+
+/// Buffers and conditions visible in one graph and its enclosing graphs.
+struct scope {
+  const scope* parent = nullptr;
+  name_map<void*> buffers;
+  name_map<cudaGraphConditionalHandle> conditions;
+
+  [[nodiscard]] const void* const* find_buffer(std::string_view name) const {
+    for (const scope* s = this; s; s = s->parent)
+      if (auto it = s->buffers.find(name); it != s->buffers.end()) return &it->second;
+    return nullptr;
+  }
+  [[nodiscard]] const cudaGraphConditionalHandle* find_condition(std::string_view name) const {
+    for (const scope* s = this; s; s = s->parent)
+      if (auto it = s->conditions.find(name); it != s->conditions.end()) return &it->second;
+    return nullptr;
+  }
+};
+
+template <class T>
+std::vector<std::byte> bytes_of(const T& v) {
+  std::vector<std::byte> out(sizeof(T));
+  std::memcpy(out.data(), &v, sizeof(T));
+  return out;
+}
+
+[[noreturn]] void missing(std::string_view what, std::string_view name, std::string_view node) {
+  throw error("lowering node '" + std::string(node) + "': " + std::string(what) + " '" +
+                  std::string(name) + "' is not available here",
+              cudaErrorInvalidValue, {}, std::string(node));
+}
+
+class lowerer {
+ public:
+  lowerer(std::vector<param_state>& params, const name_map<std::uint32_t>& param_index,
+          std::vector<node_state>& nodes, std::vector<std::shared_ptr<const void>>& owned,
+          const std::shared_ptr<host_failure_sink>& failures)
+      : params_(params), param_index_(param_index), nodes_(nodes), owned_(owned),
+        failures_(failures) {}
+
+  void lower_graph(const graph_spec& g, cudaGraph_t target, const scope* parent,
+                   const std::string& prefix, bool nested) {
+    scope here;
+    here.parent = parent;
+    for (const condition_decl& c : g.conditions)
+      here.conditions.emplace(
+          c.name, native::create_condition(target, c.default_value, c.assign_default,
+                                           prefix + c.name));
+
+    const std::vector<std::size_t> order = topological_order(g);
+    name_map<std::uint32_t> local_index;
+    local_index.reserve(g.nodes.size());
+    for (std::uint32_t i = 0; i < g.nodes.size(); ++i) local_index.emplace(g.nodes[i].name, i);
+    std::vector<cudaGraphNode_t> created(g.nodes.size(), nullptr);
+    std::vector<cudaGraphNode_t> deps;
+
+    for (std::size_t i : order) {
+      const node& n = g.nodes[i];
+      deps.clear();
+      for (const std::string& d : n.deps) deps.push_back(created[local_index.find(d)->second]);
+      const auto index = static_cast<std::uint32_t>(nodes_.size());
+      node_state& st = nodes_.emplace_back();
+      st.path = prefix + n.name;
+      st.kind = n.kind();
+      st.spec_node = &n;
+      st.nested = nested;
+      created[i] = lower_node(n, index, target, deps, here);
+      nodes_[index].handle = created[i];
+    }
+  }
+
+ private:
+  std::vector<std::byte> resolve(const value& v, const scope& s, std::uint32_t node,
+                                 std::uint32_t slot) {
+    return std::visit(
+        [&](const auto& source) -> std::vector<std::byte> {
+          using S = std::remove_cvref_t<decltype(source)>;
+          const std::string& path = nodes_[node].path;
+          if constexpr (std::is_same_v<S, literal>) {
+            return source.bytes;
+          } else if constexpr (std::is_same_v<S, param_ref>) {
+            auto it = param_index_.find(source.name);
+            if (it == param_index_.end()) missing("parameter", source.name, path);
+            param_state& p = params_[it->second];
+            p.uses.push_back({node, slot});
+            return p.bytes;
+          } else if constexpr (std::is_same_v<S, buffer_ref>) {
+            const void* const* base = s.find_buffer(source.name);
+            if (!base) missing("buffer", source.name, path);
+            const void* pointer = static_cast<const std::byte*>(*base) + source.offset_bytes;
+            return bytes_of(pointer);
+          } else {
+            const cudaGraphConditionalHandle* h = s.find_condition(source.name);
+            if (!h) missing("condition", source.name, path);
+            return bytes_of(*h);
+          }
+        },
+        v.source);
+  }
+
+  void resolve_all(std::uint32_t index, std::span<const value> values, const scope& s) {
+    std::vector<std::vector<std::byte>> resolved;
+    resolved.reserve(values.size());
+    for (std::uint32_t k = 0; k < values.size(); ++k) resolved.push_back(resolve(values[k], s, index, k));
+    nodes_[index].values = std::move(resolved);
+  }
+
+  cudaGraphNode_t lower_node(const node& n, std::uint32_t index, cudaGraph_t target,
+                             std::span<const cudaGraphNode_t> deps, scope& s) {
+    return std::visit(
+        [&](const auto& p) -> cudaGraphNode_t {
+          using P = std::remove_cvref_t<decltype(p)>;
+          const std::string& path = nodes_[index].path;
+          if constexpr (std::is_same_v<P, kernel_node>) {
+            resolve_all(index, p.args, s);
+            node_state& st = nodes_[index];
+            st.argument_pointers.resize(st.values.size());
+            for (std::size_t k = 0; k < st.values.size(); ++k)
+              st.argument_pointers[k] = st.values[k].data();
+            st.kernel.func = const_cast<void*>(p.function);
+            st.kernel.gridDim = p.grid;
+            st.kernel.blockDim = p.block;
+            st.kernel.sharedMemBytes = p.shared_bytes;
+            st.kernel.kernelParams = st.argument_pointers.empty() ? nullptr : st.argument_pointers.data();
+            st.kernel.extra = nullptr;
+            if (p.grid_from) {
+              param_state& count = params_[param_index_.find(p.grid_from->param)->second];
+              count.uses.push_back({index, grid_slot});
+              apply_grid_rule(st, *p.grid_from, count);
+            }
+            if (p.keep_alive) owned_.push_back(p.keep_alive);
+            cudaGraphNode_t h = native::add_kernel(target, deps, st.kernel, path);
+            if (p.priority != 0) {
+              cudaLaunchAttributeValue priority{};
+              priority.priority = p.priority;
+              CUDAG_CUDA_NODE(
+                  cudaGraphKernelNodeSetAttribute(h, cudaLaunchAttributePriority, &priority), path);
+            }
+            return h;
+          } else if constexpr (std::is_same_v<P, memcpy_node>) {
+            const value operands[] = {p.dst, p.src};
+            resolve_all(index, operands, s);
+            node_state& st = nodes_[index];
+            return native::add_memcpy(target, deps, pointer_at(st, 0), pointer_at(st, 1), p.bytes,
+                                      p.kind, path);
+          } else if constexpr (std::is_same_v<P, memset_node>) {
+            const value operands[] = {p.dst, p.fill};
+            resolve_all(index, operands, s);
+            node_state& st = nodes_[index];
+            fill_memset(st, p);
+            return native::add_memset(target, deps, st.memset, path);
+          } else if constexpr (std::is_same_v<P, host_node>) {
+            resolve_all(index, p.args, s);
+            node_state& st = nodes_[index];
+            st.host = make_host_call(st, p, failures_);
+            owned_.push_back(st.host);
+            const cudaHostNodeParams hp = st.host->params();
+            return native::add_host(target, deps, hp, path);
+          } else if constexpr (std::is_same_v<P, captured_node>) {
+            resolve_all(index, p.args, s);
+            unique_graph recorded = record_captured(nodes_[index], p, capture_stream());
+            return native::add_child(target, deps, recorded.release(), true, path);
+          } else if constexpr (std::is_same_v<P, child_node>) {
+            unique_graph child = make_graph();
+            lower_graph(*p.graph, child.get(), &s, path + "/", true);
+            owned_.push_back(p.graph);
+            return native::add_child(target, deps, child.release(), true, path);
+          } else if constexpr (std::is_same_v<P, empty_node>) {
+            return native::add_empty(target, deps, path);
+          } else if constexpr (std::is_same_v<P, event_record_node>) {
+            const value operands[] = {p.event};
+            resolve_all(index, operands, s);
+            return native::add_event_record(target, deps, event_at(nodes_[index]), path);
+          } else if constexpr (std::is_same_v<P, event_wait_node>) {
+            const value operands[] = {p.event};
+            resolve_all(index, operands, s);
+            return native::add_event_wait(target, deps, event_at(nodes_[index]), path);
+          } else if constexpr (std::is_same_v<P, mem_alloc_node>) {
+            native::allocation a = native::add_mem_alloc(target, deps, p.bytes, p.device, path);
+            s.buffers[p.buffer] = a.pointer;
+            return a.node;
+          } else if constexpr (std::is_same_v<P, mem_free_node>) {
+            const void* const* pointer = s.find_buffer(p.buffer);
+            if (!pointer) missing("buffer", p.buffer, path);
+            return native::add_mem_free(target, deps, const_cast<void*>(*pointer), path);
+          } else {
+            static_assert(std::is_same_v<P, conditional_node>);
+            const cudaGraphConditionalHandle* h = s.find_condition(p.condition);
+            if (!h) missing("condition", p.condition, path);
+            std::vector<cudaGraph_t> bodies(p.bodies.size(), nullptr);
+            const std::string node_path = path;  // nodes_ grows below
+            cudaGraphNode_t c = native::add_conditional(
+                target, deps, *h, native_conditional_type(p.kind),
+                static_cast<unsigned>(p.bodies.size()), bodies, node_path);
+            for (std::size_t b = 0; b < p.bodies.size(); ++b)
+              lower_graph(p.bodies[b], bodies[b], &s, node_path + "/" + body_name(p.kind, b) + "/", true);
+            return c;
+          }
+        },
+        n.params);
+  }
+
+  cudaStream_t capture_stream() {
+    if (!capture_stream_) capture_stream_ = make_stream();
+    return capture_stream_.get();
+  }
+
+  static cudaGraphConditionalNodeType native_conditional_type(conditional_kind k) {
+    switch (k) {
+      case conditional_kind::while_loop: return cudaGraphCondTypeWhile;
+      case conditional_kind::switch_case: return cudaGraphCondTypeSwitch;
+      default: return cudaGraphCondTypeIf;
+    }
+  }
+  static std::string body_name(conditional_kind k, std::size_t b) {
+    if (k == conditional_kind::if_else) return b == 0 ? "then" : "else";
+    if (k == conditional_kind::switch_case) return "case" + std::to_string(b);
+    return "body";
+  }
+
+  std::vector<param_state>& params_;
+  const name_map<std::uint32_t>& param_index_;
+  std::vector<node_state>& nodes_;
+  std::vector<std::shared_ptr<const void>>& owned_;
+  const std::shared_ptr<host_failure_sink>& failures_;
+  unique_stream capture_stream_;
+};
+
+}  // namespace
+
+void* pointer_at(const node_state& st, std::size_t slot) {
+  void* p = nullptr;
+  std::memcpy(&p, st.values[slot].data(), sizeof(p));
+  return p;
+}
+
+cudaEvent_t event_at(const node_state& st) {
+  cudaEvent_t e = nullptr;
+  std::memcpy(&e, st.values[0].data(), sizeof(e));
+  return e;
+}
+
+void fill_memset(node_state& st, const memset_node& p) {
+  unsigned fill = 0;  // the low element_size bytes of the fill value
+  std::memcpy(&fill, st.values[1].data(), std::min<std::size_t>(sizeof(fill), st.values[1].size()));
+  st.memset.dst = pointer_at(st, 0);
+  st.memset.value = fill;
+  st.memset.elementSize = p.element_size;
+  st.memset.width = p.width;
+  st.memset.height = p.height;
+  st.memset.pitch = p.height > 1 ? p.pitch_bytes : p.width * p.element_size;
+}
+
+void apply_grid_rule(node_state& st, const grid_rule& rule, const param_state& count) {
+  std::int64_t n = 0;
+  switch (count.bytes.size()) {
+    case 1: { std::int8_t v; std::memcpy(&v, count.bytes.data(), 1); n = v; break; }
+    case 2: { std::int16_t v; std::memcpy(&v, count.bytes.data(), 2); n = v; break; }
+    case 4: { std::int32_t v; std::memcpy(&v, count.bytes.data(), 4); n = v; break; }
+    default: { std::int64_t v; std::memcpy(&v, count.bytes.data(), 8); n = v; break; }
+  }
+  const std::int64_t per_block = std::max(1u, rule.items_per_block);
+  // A grid of zero blocks is invalid; one block with a bounds check is the kernel's contract.
+  st.kernel.gridDim = dim3(static_cast<unsigned>(std::max<std::int64_t>(1, (n + per_block - 1) / per_block)), 1, 1);
+}
+
+std::shared_ptr<native::host_call> make_host_call(const node_state& st, const host_node& p,
+                                                  const std::shared_ptr<host_failure_sink>& failures) {
+  // The callable gets its own snapshot of the arguments, so that a rebind
+  // never changes what an earlier, still pending launch sees.
+  struct invocation {
+    std::shared_ptr<const host_function> function;
+    std::vector<std::vector<std::byte>> values;
+    std::vector<const void*> pointers;
+  };
+  auto inv = std::make_shared<invocation>();
+  inv->function = p.function;
+  inv->values = st.values;
+  for (const auto& v : inv->values) inv->pointers.push_back(v.data());
+  auto call = std::make_shared<native::host_call>();
+  call->node = st.path;
+  call->failures = failures;
+  call->body = [inv] { (*inv->function)(inv->pointers); };
+  return call;
+}
+
+unique_graph record_captured(const node_state& st, const captured_node& p, cudaStream_t stream) {
+  std::vector<const void*> pointers;
+  pointers.reserve(st.values.size());
+  for (const auto& v : st.values) pointers.push_back(v.data());
+  return capture_into_graph(stream, st.path, [&](cudaStream_t s) { (*p.record)(s, pointers); });
+}
+
+void lower_into(const graph_spec& spec, std::vector<param_state>& params,
+                const name_map<std::uint32_t>& param_index, cudaGraph_t graph,
+                std::vector<node_state>& nodes, std::vector<std::shared_ptr<const void>>& owned,
+                const std::shared_ptr<host_failure_sink>& failures) {
+  lowerer l(params, param_index, nodes, owned, failures);
+  l.lower_graph(spec, graph, nullptr, "", false);
+}
+
+void bind_params(const graph_spec& spec, std::span<const binding> bindings,
+                 std::vector<param_state>& params, name_map<std::uint32_t>& index) {
+  auto declare = [&](const graph_spec& g, auto& self) -> void {
+    for (const param_decl& d : g.params)
+      if (index.find(d.name) == index.end()) {
+        index.emplace(d.name, static_cast<std::uint32_t>(params.size()));
+        params.push_back(param_state{d.name, d.type, std::vector<std::byte>(d.type.size), false, {}});
+      }
+    for (const node& n : g.nodes) {
+      if (auto* c = std::get_if<child_node>(&n.params)) self(*c->graph, self);
+      if (auto* c = std::get_if<conditional_node>(&n.params))
+        for (const graph_spec& b : c->bodies) self(b, self);
+    }
+  };
+  declare(spec, declare);
+  for (const binding& b : bindings) {
+    auto it = index.find(b.name);
+    if (it == index.end()) throw error("binding for unknown parameter '" + b.name + "'");
+    param_state& p = params[it->second];
+    if (b.bytes.size() != p.bytes.size())
+      throw error("parameter '" + b.name + "' is declared " + p.type.name() + ", bound to " +
+                  b.type.name());
+    p.bytes = b.bytes;
+    p.bound = true;
+  }
+  for (const param_state& p : params)
+    if (!p.bound) throw error("parameter '" + p.name + "' (" + p.type.name() + ") is not bound");
+}
+
+}  // namespace cudag::detail
