@@ -1,6 +1,12 @@
 #pragma once
 // Layer 2: checks of a spec with Boost.Graph, on the CPU, before any CUDA
 // call; and analyses of its shape. Every rejection names the nodes at fault.
+//
+// Edges run from a dependency to its dependent: "a -> b" means a runs before b.
+//
+// Nested nodes are named by path from the top-level graph: "outer/inner" for a
+// node of a child graph or of the one body of an if/while node, and
+// "branch[1]/inner" for a node of body 1 of an if_else or switch node.
 #include <cstddef>
 #include <span>
 #include <string>
@@ -25,34 +31,68 @@ class check_error : public error {
   std::vector<std::string> nodes_;
 };
 
-/// Throws check_error on the first problem found: duplicate or empty node
-/// names, an edge to an unknown node, a cycle (the cycle's path in order),
-/// an undeclared parameter/buffer/condition, a parameter whose declared type
-/// does not match its use, buffers used outside their alloc..free window,
-/// freed twice or never allocated, node kinds CUDA forbids in conditional
-/// bodies (host, event record/wait, mem alloc/free, captured work that is
-/// not a plain graph), conditional bodies of the wrong count, and a declared
-/// condition no conditional node uses. Recurses into children and bodies.
+/// Throws check_error on the first problem found. Per graph (the top-level one,
+/// then children and bodies in declaration order):
+/// - structure: empty or duplicate node names, a dependency on an unknown node
+///   or the same dependency listed twice, a cycle (printed as "a -> b -> a");
+/// - declarations: a parameter or condition declared twice in one graph, or a
+///   parameter declared with two different types in nested graphs (bindings
+///   are by name, so no value could satisfy both);
+/// - values: a param_ref/condition_ref to nothing declared in the node's graph
+///   or an enclosing one; a parameter whose declared type does not bind to the
+///   type its consumer expects; a literal whose size differs from its type's;
+///   a grid_rule on an undeclared or non-integral parameter;
+/// - node kinds: a null kernel function, a memset element size other than
+///   1, 2 or 4 or a zero width, a child node without a graph, kinds CUDA
+///   forbids inside conditional bodies (host, event record/wait, mem
+///   alloc/free; also inside children nested in a body), a conditional with
+///   the wrong number of bodies (if: 1, if_else: 2, while: 1, switch: >= 1) or
+///   an undeclared condition;
+/// - conditions: a declared condition that no conditional node uses;
+/// - buffers (names are unique in the whole spec; a buffer is visible in the
+///   graph of its mem_alloc node and graphs nested in it): a buffer_ref to a
+///   buffer no visible mem_alloc produces, a buffer allocated or freed twice or
+///   freed but never allocated, a user (mem_free counts as the last use) not
+///   ordered after the alloc node or not ordered before the free node. A user
+///   nested in a child or body is ordered by its enclosing node.
 void check(const graph_spec& spec);
 
-/// check(spec), then every parameter bound exactly once with its declared
-/// type (or T* for const T*), and no binding for an undeclared parameter.
+/// check(spec), then: every parameter declared anywhere in the spec bound
+/// exactly once, with a type that binds_to the declared one (T* for const T*),
+/// and no binding for an undeclared parameter.
 void check(const graph_spec& spec, std::span<const binding> bindings);
 
 /// Node indices in a deterministic topological order: Kahn's algorithm,
 /// taking among ready nodes the one declared first. Throws check_error on a
-/// cycle or an unknown dependency.
+/// cycle, an unknown dependency or an empty or duplicate name.
 [[nodiscard]] std::vector<std::size_t> topological_order(const graph_spec& spec);
 
 struct graph_analysis {
   std::vector<std::size_t> order;  ///< topological_order()
-  std::size_t critical_path = 0;   ///< nodes on the longest dependency chain
-  std::size_t width = 0;           ///< most nodes at one depth (a lower bound of parallelism)
-  /// Edges (from, to) implied by other paths: removable without changing order.
+  /// Nodes on the longest dependency chain (0 for an empty graph).
+  std::size_t critical_path = 0;
+  /// Most nodes at one depth level, where a node's depth is the number of
+  /// nodes on the longest chain ending at it (sources have depth 1). Nodes at
+  /// one level never depend on each other, so this is a lower bound of the
+  /// graph's parallelism.
+  std::size_t width = 0;
+  /// Edges (from, to) implied by other paths: removable without changing the
+  /// order. Listed by dependent in declaration order, then by dependency order.
   std::vector<std::pair<std::string, std::string>> redundant_edges;
+};
+
+struct analyze_options {
+  /// Redundant edges cost O(V * E / 64) word operations (bitset reachability);
+  /// the other analyses are linear. Off: redundant_edges stays empty.
+  bool redundant_edges = true;
 };
 
 /// Shape analyses of the top-level graph (children and bodies count as one node).
 [[nodiscard]] graph_analysis analyze(const graph_spec& spec);
+[[nodiscard]] graph_analysis analyze(const graph_spec& spec, analyze_options options);
+
+/// Only the redundant (transitively implied) edges of the top-level graph.
+[[nodiscard]] std::vector<std::pair<std::string, std::string>> redundant_edges(
+    const graph_spec& spec);
 
 }  // namespace cudag

@@ -1,0 +1,199 @@
+// A buffer lives from its mem_alloc node to its mem_free node (or to the end
+// of the graph's life when never freed). Every node that reads it, the free
+// included, must be ordered inside that window by the graph's edges. A user
+// nested in a child graph or body is ordered by the node that encloses it in
+// the graph where the comparison is made.
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+#include <variant>
+
+#include "check_passes.hpp"
+#include "cudag/check.hpp"
+
+namespace cudag::check_detail {
+namespace {
+
+struct site {
+  std::size_t frame;
+  std::size_t node;
+};
+
+struct buffer_use {
+  std::string_view buffer;
+  site where;
+};
+
+struct buffer_events {
+  std::vector<std::string_view> allocated_in_order;
+  std::unordered_map<std::string_view, site> alloc;
+  std::unordered_map<std::string_view, site> free;
+  std::vector<buffer_use> uses;  ///< buffer_ref reads, in pre-order
+  std::unordered_map<std::string_view, std::vector<site>> uses_by_buffer;
+};
+
+class lifetime_checker {
+ public:
+  explicit lifetime_checker(const spec_tree& tree) : tree_(tree) {}
+
+  void run() {
+    collect();
+    for (std::string_view buffer : events_.allocated_in_order) check_window(buffer);
+  }
+
+ private:
+  std::string path(site s) const { return tree_.at(s.frame).view.path(s.node); }
+
+  void collect() {
+    std::vector<buffer_use> frees_in_order;
+    for (std::size_t f = 0; f < tree_.size(); ++f) {
+      const auto& nodes = tree_.at(f).spec().nodes;
+      for (std::size_t i = 0; i < nodes.size(); ++i) {
+        const site here{f, i};
+        if (const auto* a = std::get_if<mem_alloc_node>(&nodes[i].params)) {
+          auto [it, inserted] = events_.alloc.emplace(a->buffer, here);
+          if (!inserted) {
+            throw check_error("buffer '" + a->buffer + "' is allocated twice, by '" +
+                                  path(it->second) + "' and by '" + path(here) + "'",
+                              {path(it->second), path(here)});
+          }
+          events_.allocated_in_order.push_back(a->buffer);
+        } else if (const auto* fr = std::get_if<mem_free_node>(&nodes[i].params)) {
+          auto [it, inserted] = events_.free.emplace(fr->buffer, here);
+          if (!inserted) {
+            throw check_error("buffer '" + fr->buffer + "' is freed twice, by '" +
+                                  path(it->second) + "' and by '" + path(here) + "'",
+                              {path(it->second), path(here)});
+          }
+          frees_in_order.push_back({fr->buffer, here});
+        }
+        for_each_value(nodes[i], [&](const value& v) {
+          const auto* b = std::get_if<buffer_ref>(&v.source);
+          if (!b) return;
+          events_.uses.push_back({b->name, here});
+          auto& sites = events_.uses_by_buffer[b->name];
+          // A node reading a buffer through several operands is one user.
+          if (sites.empty() || sites.back().frame != f || sites.back().node != i)
+            sites.push_back(here);
+        });
+      }
+    }
+    for (const buffer_use& f : frees_in_order) require_visible_alloc(f, "frees", "allocates");
+    for (const buffer_use& u : events_.uses) require_visible_alloc(u, "uses", "produces");
+  }
+
+  void require_visible_alloc(const buffer_use& use, std::string_view verb,
+                             std::string_view alloc_verb) const {
+    auto it = events_.alloc.find(use.buffer);
+    if (it != events_.alloc.end() && tree_.encloses(it->second.frame, use.where.frame)) return;
+    std::string message = "node '" + path(use.where) + "' " + std::string(verb) + " buffer '" +
+                          std::string(use.buffer) + "', which no mem_alloc node of its graph or " +
+                          "an enclosing one " + std::string(alloc_verb);
+    std::vector<std::string> nodes{path(use.where)};
+    if (it != events_.alloc.end()) {
+      message += " (it is allocated by '" + path(it->second) + "' in " +
+                 tree_.at(it->second.frame).view.description() + ", out of its reach)";
+      nodes.push_back(path(it->second));
+    }
+    throw check_error(std::move(message), std::move(nodes));
+  }
+
+  // Users of `buffer`: its buffer_ref readers, then its free (the last use).
+  std::vector<site> users_of(std::string_view buffer) const {
+    std::vector<site> users;
+    if (auto it = events_.uses_by_buffer.find(buffer); it != events_.uses_by_buffer.end())
+      users = it->second;
+    if (auto it = events_.free.find(buffer); it != events_.free.end()) users.push_back(it->second);
+    return users;
+  }
+
+  std::string through(std::size_t frame, std::size_t rep, site user) const {
+    if (user.frame == frame) return "";
+    return " (through its enclosing node '" + tree_.at(frame).view.path(rep) + "')";
+  }
+
+  void check_window(std::string_view buffer) const {
+    const std::vector<site> users = users_of(buffer);
+    if (users.empty()) return;
+    const site alloc = events_.alloc.at(buffer);
+    check_after_alloc(buffer, alloc, users);
+    if (auto it = events_.free.find(buffer); it != events_.free.end())
+      check_before_free(buffer, it->second, users);
+  }
+
+  void check_after_alloc(std::string_view buffer, site alloc, const std::vector<site>& users) const {
+    const graph_view& view = tree_.at(alloc.frame).view;
+    std::vector<std::size_t> reps;
+    std::uint32_t max_rank = 0;
+    for (const site& u : users) {
+      reps.push_back(tree_.representative(alloc.frame, u.frame, u.node));
+      max_rank = std::max(max_rank, view.rank()[reps.back()]);
+    }
+    view.sweep_forward(alloc.node, max_rank);
+    for (std::size_t k = 0; k < users.size(); ++k) {
+      if (reps[k] != alloc.node && view.is_marked(reps[k])) continue;
+      const bool is_free = k + 1 == users.size() && events_.free.count(buffer);
+      throw check_error("node '" + path(users[k]) + "' " + (is_free ? "frees" : "uses") +
+                            " buffer '" + std::string(buffer) + "' but is not ordered after '" +
+                            path(alloc) + "', the node that allocates it" +
+                            through(alloc.frame, reps[k], users[k]),
+                        {path(users[k]), path(alloc)});
+    }
+  }
+
+  void check_before_free(std::string_view buffer, site free, const std::vector<site>& users) const {
+    // The frames from the free's graph up to the top level.
+    std::vector<bool> on_free_chain(tree_.size(), false);
+    for (std::size_t f = free.frame; f != no_frame; f = tree_.at(f).parent) on_free_chain[f] = true;
+
+    struct pending {
+      std::size_t user;  // index into users
+      std::size_t rep;   // the user's representative in the meeting frame
+    };
+    // Grouped by the frame where user and free meet; ordered for determinism.
+    std::map<std::size_t, std::vector<pending>> by_meeting_frame;
+    for (std::size_t k = 0; k + 1 < users.size(); ++k) {  // the last user is the free
+      std::size_t meet = users[k].frame;
+      while (!on_free_chain[meet]) meet = tree_.at(meet).parent;
+      by_meeting_frame[meet].push_back(
+          {k, tree_.representative(meet, users[k].frame, users[k].node)});
+    }
+
+    std::size_t first_late = users.size();
+    std::size_t late_rep = 0;
+    std::size_t late_frame = 0;
+    for (const auto& [meet, group] : by_meeting_frame) {
+      const graph_view& view = tree_.at(meet).view;
+      const std::size_t free_rep = tree_.representative(meet, free.frame, free.node);
+      std::uint32_t min_rank = view.rank()[free_rep];
+      for (const pending& p : group) min_rank = std::min(min_rank, view.rank()[p.rep]);
+      view.sweep_backward(free_rep, min_rank);
+      for (const pending& p : group) {
+        // Same representative: user and free share an enclosing node whose
+        // own graph orders them (checked there), unless they sit in sibling
+        // bodies, where a free cannot be.
+        if (p.rep == free_rep || view.is_marked(p.rep)) continue;
+        if (p.user < first_late) {
+          first_late = p.user;
+          late_rep = p.rep;
+          late_frame = meet;
+        }
+      }
+    }
+    if (first_late == users.size()) return;
+    const site user = users[first_late];
+    throw check_error("node '" + path(user) + "' uses buffer '" + std::string(buffer) +
+                          "' but is not ordered before '" + path(free) +
+                          "', the node that frees it" + through(late_frame, late_rep, user),
+                      {path(user), path(free)});
+  }
+
+  const spec_tree& tree_;
+  buffer_events events_;
+};
+
+}  // namespace
+
+void check_buffer_lifetimes(const spec_tree& tree) { lifetime_checker(tree).run(); }
+
+}  // namespace cudag::check_detail

@@ -1,0 +1,280 @@
+// A DOT writer of its own rather than boost::write_graphviz: pictures need
+// nested clusters (child graphs, conditional bodies) and edges that end at a
+// cluster's border (compound=true with lhead/ltail), which write_graphviz's
+// flat vertex/edge writers do not express.
+#include "cudag/dot.hpp"
+
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <fstream>
+#include <initializer_list>
+#include <string_view>
+#include <unordered_map>
+#include <variant>
+
+#include "cudag/error.hpp"
+
+extern char** environ;
+
+namespace cudag {
+namespace {
+
+// A quoted DOT string: quotes and backslashes escaped, newlines as DOT's
+// centred line break.
+std::string quoted(std::string_view text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c != '\r') {
+      out += c;
+    }
+  }
+  return out + '"';
+}
+
+// Concatenation by appending: g++ 12 warns falsely (-Wrestrict) on
+// `"literal" + std::string` once inlined.
+std::string cat(std::initializer_list<std::string_view> parts) {
+  std::string out;
+  for (std::string_view part : parts) out += part;
+  return out;
+}
+
+std::string dims(const dim3& d) {
+  return cat({"(", std::to_string(d.x), ",", std::to_string(d.y), ",", std::to_string(d.z), ")"});
+}
+
+std::string_view copy_kind_name(cudaMemcpyKind kind) {
+  switch (kind) {
+    case cudaMemcpyHostToHost: return "host to host";
+    case cudaMemcpyHostToDevice: return "host to device";
+    case cudaMemcpyDeviceToHost: return "device to host";
+    case cudaMemcpyDeviceToDevice: return "device to device";
+    default: return "default";
+  }
+}
+
+std::string describe_value(const value& v) {
+  if (const auto* p = std::get_if<param_ref>(&v.source)) return cat({"param ", p->name});
+  if (const auto* b = std::get_if<buffer_ref>(&v.source)) {
+    std::string text = cat({"buffer ", b->name});
+    if (b->offset_bytes) text += cat({"+", std::to_string(b->offset_bytes)});
+    return text;
+  }
+  if (const auto* c = std::get_if<condition_ref>(&v.source)) return cat({"condition ", c->name});
+  return "literal";
+}
+
+// The operands that refer to something by name, one line: "reads: param x, buffer tmp".
+std::string named_operands(const node& n) {
+  std::string text;
+  for_each_value(n, [&](const value& v) {
+    if (std::holds_alternative<literal>(v.source)) return;
+    text += text.empty() ? "reads: " : ", ";
+    text += describe_value(v);
+  });
+  return text;
+}
+
+struct kind_style {
+  std::string_view shape;
+  std::string_view fill;
+};
+
+kind_style style_of(node_kind kind) {
+  switch (kind) {
+    case node_kind::kernel: return {"box", "#cfe2ff"};
+    case node_kind::memcpy:
+    case node_kind::memset: return {"box", "#fff3cd"};
+    case node_kind::host: return {"box", "#ffe5d0"};
+    case node_kind::captured: return {"box", "#e2d9f3"};
+    case node_kind::event_record:
+    case node_kind::event_wait: return {"cds", "#f8d7da"};
+    case node_kind::mem_alloc:
+    case node_kind::mem_free: return {"box", "#d1e7dd"};
+    case node_kind::empty: return {"box", "#ffffff"};
+    default: return {"box", "#eeeeee"};
+  }
+}
+
+std::string details_of(const node& n) {
+  return std::visit(
+      [&](const auto& p) -> std::string {
+        using P = std::remove_cvref_t<decltype(p)>;
+        if constexpr (std::is_same_v<P, kernel_node>) {
+          std::string text = p.function_name.empty() ? "(unnamed kernel)" : p.function_name;
+          text += "\ngrid ";
+          text += p.grid_from ? "ceil(" + p.grid_from->param + "/" +
+                                    std::to_string(p.grid_from->items_per_block) + ")"
+                              : dims(p.grid);
+          text += " block " + dims(p.block);
+          if (p.shared_bytes) text += "\nshared " + std::to_string(p.shared_bytes) + " B";
+          return text;
+        } else if constexpr (std::is_same_v<P, memcpy_node>) {
+          return std::to_string(p.bytes) + " B, " + std::string(copy_kind_name(p.kind));
+        } else if constexpr (std::is_same_v<P, memset_node>) {
+          std::string text = std::to_string(p.width) + " x " + std::to_string(p.element_size) + " B";
+          if (p.height > 1) text += " x " + std::to_string(p.height) + " rows";
+          return text;
+        } else if constexpr (std::is_same_v<P, captured_node>) {
+          return p.what;
+        } else if constexpr (std::is_same_v<P, mem_alloc_node>) {
+          return "buffer " + p.buffer + ", " + std::to_string(p.bytes) + " B";
+        } else if constexpr (std::is_same_v<P, mem_free_node>) {
+          return "buffer " + p.buffer;
+        } else {
+          return "";
+        }
+      },
+      n.params);
+}
+
+class dot_writer {
+ public:
+  std::string write(const graph_spec& spec) {
+    out_ += "digraph " + quoted(spec.name.empty() ? "cudag" : spec.name) + " {\n";
+    out_ += "  graph [compound=true, fontname=\"Helvetica\", fontsize=11];\n";
+    out_ += "  node [fontname=\"Helvetica\", fontsize=10, style=\"rounded,filled\"];\n";
+    out_ += "  edge [color=\"#444444\"];\n";
+    write_graph(spec, "  ");
+    out_ += "}\n";
+    return std::move(out_);
+  }
+
+ private:
+  struct drawn {
+    std::string id;
+    std::string cluster;  // "" unless the node is drawn as a cluster
+  };
+
+  std::string next_id() { return cat({"n", std::to_string(counter_++)}); }
+
+  // Declares every node of `spec` (recursing into clusters), then its edges.
+  std::vector<drawn> write_graph(const graph_spec& spec, const std::string& indent) {
+    std::vector<drawn> ids;
+    ids.reserve(spec.nodes.size());
+    std::unordered_map<std::string_view, std::size_t> by_name;
+    for (std::size_t i = 0; i < spec.nodes.size(); ++i) {
+      by_name.emplace(spec.nodes[i].name, i);
+      ids.push_back(write_node(spec.nodes[i], indent));
+    }
+    for (std::size_t v = 0; v < spec.nodes.size(); ++v) {
+      for (const std::string& dep : spec.nodes[v].deps) {
+        auto found = by_name.find(dep);
+        drawn from;
+        if (found == by_name.end()) {
+          from.id = next_id();
+          out_ += indent + from.id + " [label=" + quoted(dep + "\n(missing)") +
+                  ", shape=box, style=dashed, color=red, fontcolor=red];\n";
+        } else {
+          from = ids[found->second];
+        }
+        write_edge(from, ids[v], indent);
+      }
+    }
+    return ids;
+  }
+
+  void write_edge(const drawn& from, const drawn& to, const std::string& indent) {
+    out_ += indent + from.id + " -> " + to.id;
+    std::string attrs;
+    if (!from.cluster.empty()) attrs += "ltail=" + from.cluster;
+    if (!to.cluster.empty()) attrs += (attrs.empty() ? "" : ", ") + ("lhead=" + to.cluster);
+    if (!attrs.empty()) out_ += " [" + attrs + "]";
+    out_ += ";\n";
+  }
+
+  drawn write_node(const node& n, const std::string& indent) {
+    drawn self{next_id(), ""};
+    const auto* child = std::get_if<child_node>(&n.params);
+    const auto* cond = std::get_if<conditional_node>(&n.params);
+    if ((child && child->graph) || cond) {
+      self.cluster = "cluster_" + self.id;
+      std::string header = n.name + "\n";
+      if (child) {
+        header += "child graph";
+        if (!child->graph->name.empty()) header += " " + child->graph->name;
+      } else {
+        header += std::string(kind_name(cond->kind)) + " (" + cond->condition + ")";
+      }
+      out_ += indent + "subgraph " + self.cluster + " {\n";
+      const std::string inner = indent + "  ";
+      out_ += inner + "label=" + quoted(n.name) + ";\n";
+      out_ += inner + "style=\"rounded" + (cond ? ",dashed" : "") + "\"; color=\"#666666\";\n";
+      out_ += inner + self.id + " [label=" + quoted(header) +
+              ", shape=box, fillcolor=\"#eeeeee\"];\n";
+      if (child) {
+        write_body(self.id, *child->graph, inner);
+      } else if (cond->bodies.size() == 1 && cond->kind != conditional_kind::switch_case) {
+        write_body(self.id, cond->bodies.front(), inner);
+      } else {
+        for (std::size_t b = 0; b < cond->bodies.size(); ++b) {
+          std::string label = cond->kind == conditional_kind::if_else
+                                  ? (b == 0 ? "then" : "else")
+                                  : "case " + std::to_string(b);
+          out_ += inner + "subgraph " + self.cluster + "_b" + std::to_string(b) + " {\n";
+          out_ += inner + "  label=" + quoted(label) + ";\n";
+          write_body(self.id, cond->bodies[b], inner + "  ");
+          out_ += inner + "}\n";
+        }
+      }
+      out_ += indent + "}\n";
+      return self;
+    }
+
+    const kind_style style = style_of(n.kind());
+    std::string label = n.name + "\n" + std::string(kind_name(n.kind()));
+    if (std::string details = details_of(n); !details.empty()) label += "\n" + details;
+    if (std::string reads = named_operands(n); !reads.empty()) label += "\n" + reads;
+    out_ += indent + self.id + " [label=" + quoted(label) + ", shape=" + std::string(style.shape) +
+            ", fillcolor=" + quoted(style.fill) + "];\n";
+    return self;
+  }
+
+  // A body's nodes and edges, with dashed arrows from the enclosing node's
+  // header to the body's entry nodes so the layout reads top-down.
+  void write_body(const std::string& header_id, const graph_spec& body, const std::string& indent) {
+    const std::vector<drawn> ids = write_graph(body, indent);
+    for (std::size_t i = 0; i < body.nodes.size(); ++i) {
+      if (!body.nodes[i].deps.empty()) continue;
+      out_ += indent + header_id + " -> " + ids[i].id + " [style=dashed, arrowhead=none";
+      if (!ids[i].cluster.empty()) out_ += ", lhead=" + ids[i].cluster;
+      out_ += "];\n";
+    }
+  }
+
+  std::string out_;
+  std::size_t counter_ = 0;
+};
+
+}  // namespace
+
+std::string to_dot(const graph_spec& spec) { return dot_writer().write(spec); }
+
+void write_dot(const graph_spec& spec, const std::string& path) {
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  if (!file) throw error("cannot open DOT file '" + path + "' for writing");
+  file << to_dot(spec);
+  file.close();
+  if (!file) throw error("cannot write DOT file '" + path + "'");
+}
+
+bool render_svg(const std::string& dot_path, const std::string& svg_path) {
+  // posix_spawnp, not system(): no shell, so paths need no quoting.
+  std::string program = "dot", format = "-Tsvg", output_flag = "-o";
+  std::string input = dot_path, output = svg_path;
+  char* argv[] = {program.data(), format.data(), input.data(), output_flag.data(), output.data(),
+                  nullptr};
+  pid_t pid = 0;
+  if (posix_spawnp(&pid, "dot", nullptr, nullptr, argv, environ) != 0) return false;
+  int status = 0;
+  if (waitpid(pid, &status, 0) != pid) return false;
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+}  // namespace cudag

@@ -1,0 +1,106 @@
+#pragma once
+// One graph of a spec (the top-level graph, a child graph or a conditional
+// body) as a Boost.Graph DAG: node names resolved once through a hash map,
+// dependencies as edges dependency -> dependent, and the deterministic
+// topological order. Constructing a view is the structural check of that graph.
+//
+// The graph is a compressed_sparse_row_graph rather than an adjacency_list: a
+// spec does not change while it is checked, so the edges are built once into
+// two flat arrays (out-edges and, for bidirectionalS, in-edges), which is a
+// few allocations instead of one per vertex and walks memory in order; that
+// matters at 100,000 nodes and 400,000 edges.
+#include <boost/graph/compressed_sparse_row_graph.hpp>
+#include <boost/range/iterator_range.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "cudag/spec.hpp"
+
+namespace cudag::check_detail {
+
+/// Edge property: which dependency of its dependent an edge came from, as a
+/// slot number (the dependent's first slot + the dependency's position).
+struct dependency_slot {
+  std::uint32_t slot = 0;
+};
+
+using dependency_graph =
+    boost::compressed_sparse_row_graph<boost::bidirectionalS, boost::no_property, dependency_slot,
+                                       boost::no_property, std::uint32_t, std::uint32_t>;
+
+class graph_view {
+ public:
+  /// Resolves names and dependencies and orders the nodes. Throws check_error
+  /// on an empty or duplicate name, an unknown or repeated dependency, or a
+  /// cycle. `path_prefix` ("" or "loop/") names nested nodes; `description`
+  /// ("the top-level graph", "the body of 'loop'") names the graph itself.
+  /// The spec must outlive the view (names are viewed, not copied).
+  graph_view(const graph_spec& spec, std::string path_prefix, std::string description);
+
+  [[nodiscard]] const graph_spec& spec() const noexcept { return *spec_; }
+  [[nodiscard]] const dependency_graph& graph() const noexcept { return graph_; }
+  [[nodiscard]] std::size_t size() const noexcept { return spec_->nodes.size(); }
+  [[nodiscard]] std::size_t edge_count() const noexcept { return edge_count_; }
+  [[nodiscard]] const std::string& description() const noexcept { return description_; }
+  [[nodiscard]] const std::string& path_prefix() const noexcept { return path_prefix_; }
+
+  [[nodiscard]] std::optional<std::size_t> index_of(std::string_view name) const;
+  /// The node's name by path from the top-level graph.
+  [[nodiscard]] std::string path(std::size_t index) const;
+
+  /// Kahn's order, lowest declaration index first among ready nodes.
+  [[nodiscard]] const std::vector<std::size_t>& order() const noexcept { return order_; }
+  /// Position of each node in order().
+  [[nodiscard]] const std::vector<std::uint32_t>& rank() const noexcept { return rank_; }
+  /// First dependency slot of each node (size() + 1 entries): node v's k-th
+  /// dependency is slot first_slot()[v] + k.
+  [[nodiscard]] const std::vector<std::uint32_t>& first_slot() const noexcept {
+    return first_slot_;
+  }
+
+  /// True when a path of one or more edges leads from `from` to `to`.
+  [[nodiscard]] bool reaches(std::size_t from, std::size_t to) const;
+
+  /// Marks every node reachable from `source` (source included) whose rank is
+  /// at most `max_rank`; is_marked() answers until the next sweep.
+  void sweep_forward(std::size_t source, std::uint32_t max_rank) const;
+  /// Marks every node that reaches `target` (target included) whose rank is
+  /// at least `min_rank`.
+  void sweep_backward(std::size_t target, std::uint32_t min_rank) const;
+  [[nodiscard]] bool is_marked(std::size_t index) const noexcept {
+    return marks_[index] == mark_stamp_;
+  }
+
+ private:
+  void index_names();
+  void build_edges();
+  void order_nodes();
+  [[noreturn]] void throw_cycle(const std::vector<std::uint32_t>& unemitted_in_degree) const;
+  void next_sweep() const;
+
+  const graph_spec* spec_;
+  std::string path_prefix_;
+  std::string description_;
+  std::unordered_map<std::string_view, std::uint32_t> index_by_name_;
+  dependency_graph graph_;
+  std::size_t edge_count_ = 0;
+  std::vector<std::uint32_t> first_slot_;
+  std::vector<std::size_t> order_;
+  std::vector<std::uint32_t> rank_;
+  // Scratch for reachability sweeps: a node is marked when its stamp equals
+  // the current one, so a sweep needs no clearing pass.
+  mutable std::vector<std::uint32_t> marks_;
+  mutable std::uint32_t mark_stamp_ = 0;
+  mutable std::vector<std::uint32_t> stack_;
+};
+
+/// "the top-level graph" or "graph 'name'".
+[[nodiscard]] std::string describe_top_level(const graph_spec& spec);
+
+}  // namespace cudag::check_detail

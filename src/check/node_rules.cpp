@@ -1,0 +1,195 @@
+// Rules about one node at a time: what its kind requires, where CUDA allows
+// it, and whether every value it reads refers to something declared with a
+// fitting type.
+#include <type_traits>
+#include <variant>
+
+#include "check_passes.hpp"
+#include "cudag/check.hpp"
+
+namespace cudag::check_detail {
+namespace {
+
+bool allowed_in_conditional_body(node_kind kind) {
+  switch (kind) {
+    case node_kind::host:
+    case node_kind::event_record:
+    case node_kind::event_wait:
+    case node_kind::mem_alloc:
+    case node_kind::mem_free:
+      return false;
+    default:
+      return true;
+  }
+}
+
+bool body_count_fits(conditional_kind kind, std::size_t bodies) {
+  switch (kind) {
+    case conditional_kind::if_then:
+    case conditional_kind::while_loop:
+      return bodies == 1;
+    case conditional_kind::if_else:
+      return bodies == 2;
+    case conditional_kind::switch_case:
+      return bodies >= 1;
+  }
+  return false;
+}
+
+std::string_view body_count_rule(conditional_kind kind) {
+  switch (kind) {
+    case conditional_kind::if_then:
+    case conditional_kind::while_loop:
+      return "exactly 1";
+    case conditional_kind::if_else:
+      return "exactly 2 (then and else)";
+    case conditional_kind::switch_case:
+      return "at least 1 (one per case)";
+  }
+  return "?";
+}
+
+class node_checker {
+ public:
+  node_checker(const spec_tree& tree, std::size_t frame_index, std::size_t node_index)
+      : tree_(tree),
+        frame_index_(frame_index),
+        frame_(tree.at(frame_index)),
+        node_(frame_.spec().nodes[node_index]),
+        path_(frame_.view.path(node_index)) {}
+
+  void run() {
+    check_placement();
+    std::visit([this](const auto& p) { check_kind(p); }, node_.params);
+    std::size_t position = 0;
+    for_each_value(node_, [&](const value& v) { check_value(v, position++); });
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& message) const { throw check_error(message, {path_}); }
+
+  std::string kind_phrase() const {
+    const std::string_view kind = kind_name(node_.kind());
+    const bool vowel = kind.front() == 'e';
+    return std::string(vowel ? "an " : "a ") + std::string(kind) + " node";
+  }
+
+  void check_placement() const {
+    if (frame_.in_conditional_body && !allowed_in_conditional_body(node_.kind())) {
+      fail("node '" + path_ + "' is " + kind_phrase() +
+           ", which CUDA does not allow inside a conditional body (it is in " +
+           frame_.view.description() +
+           "); bodies take kernel, memcpy, memset, empty, child, captured and conditional nodes");
+    }
+  }
+
+  void check_kind(const kernel_node& k) const {
+    if (k.function == nullptr) {
+      fail("kernel node '" + path_ + "' has no function (null function pointer" +
+           (k.function_name.empty() ? std::string(")") : " for '" + k.function_name + "')"));
+    }
+    if (k.grid_from) {
+      auto found = tree_.find_param(frame_index_, k.grid_from->param);
+      if (!found) {
+        fail("kernel node '" + path_ + "' computes its grid from parameter '" +
+             k.grid_from->param + "', which is not declared in its graph or an enclosing one");
+      }
+      if (!found->decl->type.is_integral) {
+        fail("kernel node '" + path_ + "' computes its grid from parameter '" +
+             k.grid_from->param + "' of type " + found->decl->type.name() +
+             ", which is not an integral type");
+      }
+      if (k.grid_from->items_per_block == 0) {
+        fail("kernel node '" + path_ + "' computes its grid from parameter '" +
+             k.grid_from->param + "' with 0 items per block");
+      }
+    }
+  }
+
+  void check_kind(const memset_node& m) const {
+    if (m.element_size != 1 && m.element_size != 2 && m.element_size != 4) {
+      fail("memset node '" + path_ + "' has element size " + std::to_string(m.element_size) +
+           "; CUDA supports 1, 2 or 4 bytes");
+    }
+    if (m.width == 0) fail("memset node '" + path_ + "' has zero width; it would set nothing");
+    if (m.height == 0) fail("memset node '" + path_ + "' has zero height; it would set nothing");
+  }
+
+  void check_kind(const host_node& h) const {
+    if (!h.function || !*h.function) fail("host node '" + path_ + "' has no function");
+  }
+
+  void check_kind(const captured_node& c) const {
+    if (!c.record || !*c.record) fail("captured node '" + path_ + "' has no recording function");
+  }
+
+  void check_kind(const mem_alloc_node& a) const {
+    if (a.buffer.empty()) fail("mem_alloc node '" + path_ + "' names no buffer");
+    if (a.bytes == 0) fail("mem_alloc node '" + path_ + "' allocates 0 bytes");
+  }
+
+  void check_kind(const mem_free_node& f) const {
+    if (f.buffer.empty()) fail("mem_free node '" + path_ + "' names no buffer");
+  }
+
+  void check_kind(const conditional_node& c) const {
+    if (!body_count_fits(c.kind, c.bodies.size())) {
+      fail("conditional node '" + path_ + "' (" + std::string(kind_name(c.kind)) + ") has " +
+           std::to_string(c.bodies.size()) + " bodies; " + std::string(kind_name(c.kind)) +
+           " needs " + std::string(body_count_rule(c.kind)));
+    }
+    if (!tree_.find_condition(frame_index_, c.condition)) {
+      fail("conditional node '" + path_ + "' uses condition '" + c.condition +
+           "', which is not declared in its graph or an enclosing one");
+    }
+  }
+
+  // Child graphs were resolved when the tree was built; empty, memcpy and
+  // events need nothing beyond their values.
+  template <class Other>
+  void check_kind(const Other&) const {}
+
+  void check_value(const value& v, std::size_t position) const {
+    auto where = [&] { return "operand " + std::to_string(position) + " of node '" + path_ + "'"; };
+    if (const auto* lit = std::get_if<literal>(&v.source)) {
+      if (v.type.info && lit->bytes.size() != v.type.size) {
+        fail(where() + " is a literal of " + std::to_string(lit->bytes.size()) + " bytes where " +
+             v.type.name() + " (" + std::to_string(v.type.size) + " bytes) is expected");
+      }
+    } else if (const auto* p = std::get_if<param_ref>(&v.source)) {
+      auto found = tree_.find_param(frame_index_, p->name);
+      if (!found) {
+        fail("node '" + path_ + "' uses parameter '" + p->name +
+             "', which is not declared in its graph or an enclosing one");
+      }
+      if (!binds_to(found->decl->type, v.type)) {
+        fail("node '" + path_ + "' passes parameter '" + p->name + "', declared as " +
+             found->decl->type.name() + ", where " + v.type.name() + " is expected (" + where() +
+             ")");
+      }
+    } else if (const auto* c = std::get_if<condition_ref>(&v.source)) {
+      if (!tree_.find_condition(frame_index_, c->name)) {
+        fail("node '" + path_ + "' uses condition '" + c->name +
+             "', which is not declared in its graph or an enclosing one");
+      }
+    }
+    // buffer_ref: resolved with the buffers' lifetimes.
+  }
+
+  const spec_tree& tree_;
+  std::size_t frame_index_;
+  const frame& frame_;
+  const node& node_;
+  std::string path_;
+};
+
+}  // namespace
+
+void check_node_rules(const spec_tree& tree) {
+  for (std::size_t f = 0; f < tree.size(); ++f) {
+    const auto& nodes = tree.at(f).spec().nodes;
+    for (std::size_t i = 0; i < nodes.size(); ++i) node_checker(tree, f, i).run();
+  }
+}
+
+}  // namespace cudag::check_detail

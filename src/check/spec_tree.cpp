@@ -1,0 +1,114 @@
+#include "spec_tree.hpp"
+
+#include "cudag/check.hpp"
+
+namespace cudag::check_detail {
+namespace {
+
+// Far beyond any real pipeline; stops a child graph that contains itself.
+constexpr std::size_t max_nesting = 64;
+
+bool bodies_are_numbered(conditional_kind kind) {
+  return kind == conditional_kind::if_else || kind == conditional_kind::switch_case;
+}
+
+std::string body_label(const conditional_node& cond, std::size_t body) {
+  if (cond.kind == conditional_kind::if_else) return body == 0 ? "then-body" : "else-body";
+  if (cond.kind == conditional_kind::switch_case) return "body " + std::to_string(body);
+  return "body";
+}
+
+}  // namespace
+
+spec_tree::spec_tree(const graph_spec& top_level) {
+  add_frame(top_level, no_frame, 0, "", describe_top_level(top_level), false);
+}
+
+void spec_tree::add_frame(const graph_spec& spec, std::size_t parent, std::size_t enclosing_node,
+                          std::string prefix, std::string description, bool in_body) {
+  const std::size_t depth = parent == no_frame ? 0 : frames_[parent]->depth + 1;
+  if (depth > max_nesting) {
+    throw check_error(description + " is nested " + std::to_string(depth) +
+                          " graphs deep; a child graph probably contains itself",
+                      {prefix});
+  }
+  const std::size_t self = frames_.size();
+  frames_.push_back(std::make_unique<frame>(frame{
+      graph_view(spec, std::move(prefix), std::move(description)), parent, enclosing_node, depth,
+      in_body, {}, {}}));
+  frame& f = *frames_.back();
+
+  for (std::size_t i = 0; i < spec.params.size(); ++i) {
+    if (!f.param_index.emplace(spec.params[i].name, i).second) {
+      throw check_error("parameter '" + spec.params[i].name + "' is declared twice in " +
+                            f.view.description(),
+                        {});
+    }
+  }
+  for (std::size_t i = 0; i < spec.conditions.size(); ++i) {
+    if (!f.condition_index.emplace(spec.conditions[i].name, i).second) {
+      throw check_error("condition '" + spec.conditions[i].name + "' is declared twice in " +
+                            f.view.description(),
+                        {});
+    }
+  }
+
+  for (std::size_t i = 0; i < spec.nodes.size(); ++i) {
+    const node& n = spec.nodes[i];
+    // frames_ may reallocate below: re-read through the index, not `f`.
+    const std::string node_path = frames_[self]->view.path(i);
+    if (const auto* child = std::get_if<child_node>(&n.params)) {
+      if (!child->graph) {
+        throw check_error("child node '" + node_path + "' has no graph (null graph pointer)",
+                          {node_path});
+      }
+      add_frame(*child->graph, self, i, node_path + "/", "the child graph of '" + node_path + "'",
+                in_body);
+    } else if (const auto* cond = std::get_if<conditional_node>(&n.params)) {
+      for (std::size_t b = 0; b < cond->bodies.size(); ++b) {
+        std::string body_prefix =
+            bodies_are_numbered(cond->kind) ? node_path + "[" + std::to_string(b) + "]/"
+                                            : node_path + "/";
+        add_frame(cond->bodies[b], self, i, std::move(body_prefix),
+                  "the " + body_label(*cond, b) + " of '" + node_path + "'", true);
+      }
+    }
+  }
+}
+
+bool spec_tree::encloses(std::size_t ancestor, std::size_t descendant) const noexcept {
+  for (std::size_t f = descendant; f != no_frame; f = frames_[f]->parent)
+    if (f == ancestor) return true;
+  return false;
+}
+
+std::size_t spec_tree::representative(std::size_t ancestor, std::size_t inner,
+                                      std::size_t index) const noexcept {
+  while (inner != ancestor) {
+    index = frames_[inner]->enclosing_node;
+    inner = frames_[inner]->parent;
+  }
+  return index;
+}
+
+std::optional<spec_tree::param_found> spec_tree::find_param(std::size_t from,
+                                                            std::string_view name) const {
+  for (std::size_t f = from; f != no_frame; f = frames_[f]->parent) {
+    const frame& fr = *frames_[f];
+    if (auto it = fr.param_index.find(name); it != fr.param_index.end())
+      return param_found{f, &fr.spec().params[it->second]};
+  }
+  return std::nullopt;
+}
+
+std::optional<spec_tree::condition_found> spec_tree::find_condition(std::size_t from,
+                                                                    std::string_view name) const {
+  for (std::size_t f = from; f != no_frame; f = frames_[f]->parent) {
+    const frame& fr = *frames_[f];
+    if (auto it = fr.condition_index.find(name); it != fr.condition_index.end())
+      return condition_found{f, &fr.spec().conditions[it->second]};
+  }
+  return std::nullopt;
+}
+
+}  // namespace cudag::check_detail
