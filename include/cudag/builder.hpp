@@ -230,10 +230,12 @@ class builder {
   friend class node_ref;
   template <class... T, class F, std::size_t... I>
   static void call_with(F& f, std::span<const void* const> values, std::index_sequence<I...>) {
+    (void)values;  // unused when the callable takes no arguments
     f(*static_cast<const T*>(values[I])...);
   }
   template <class... T, class F, std::size_t... I>
   static void call_with(F&& f, std::span<const void* const> values, std::index_sequence<I...>) {
+    (void)values;
     f(*static_cast<const T*>(values[I])...);
   }
 

@@ -1,0 +1,141 @@
+// The run-time builder produces the spec its calls describe; mistakes in
+// names and edges are refused at once, naming the node or edge.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "cudag/builder.hpp"
+#include "cudag/exec.hpp"
+
+namespace {
+
+void scale(float*, float, int) {}
+void axpy(const float*, float*, float, int) {}
+
+template <class T>
+T literal_value(const cudag::value& v) {
+  const auto& lit = std::get<cudag::literal>(v.source);
+  EXPECT_EQ(lit.bytes.size(), sizeof(T));
+  T out{};
+  std::memcpy(&out, lit.bytes.data(), sizeof(T));
+  return out;
+}
+
+}  // namespace
+
+TEST(Builder, KernelArgumentsBecomeTypedValues) {
+  cudag::builder b("saxpy");
+  auto x = b.param<float*>("x");
+  auto n = b.param<int>("n");
+  float* raw = reinterpret_cast<float*>(0x1000);
+  b.kernel("scale", CUDAG_KERNEL(scale), cudag::launch_over(n, 128), x, 2.5f, n);
+  b.kernel("axpy", &axpy, cudag::launch(dim3(4), dim3(64), 128), raw, x, 3.0f, n);
+  const cudag::graph_spec& s = b.spec();
+  ASSERT_EQ(s.nodes.size(), 2u);
+  ASSERT_EQ(s.params.size(), 2u);
+  EXPECT_EQ(s.params[0].type, cudag::type_of<float*>());
+
+  const auto& k = std::get<cudag::kernel_node>(s.nodes[0].params);
+  EXPECT_EQ(k.function, reinterpret_cast<const void*>(&scale));
+  EXPECT_EQ(k.function_name, "scale");
+  ASSERT_EQ(k.args.size(), 3u);
+  EXPECT_EQ(std::get<cudag::param_ref>(k.args[0].source).name, "x");
+  EXPECT_FLOAT_EQ(literal_value<float>(k.args[1]), 2.5f);
+  EXPECT_EQ(k.args[1].type, cudag::type_of<float>());
+  ASSERT_TRUE(k.grid_from.has_value());
+  EXPECT_EQ(k.grid_from->param, "n");
+  EXPECT_EQ(k.grid_from->items_per_block, 128u);
+  EXPECT_EQ(k.block.x, 128u);
+
+  const auto& a = std::get<cudag::kernel_node>(s.nodes[1].params);
+  // A float* literal passed where const float* is expected keeps its value.
+  EXPECT_EQ(a.args[0].type, cudag::type_of<const float*>());
+  EXPECT_EQ(literal_value<const float*>(a.args[0]), raw);
+  EXPECT_EQ(a.grid.x, 4u);
+  EXPECT_EQ(a.shared_bytes, 128u);
+}
+
+TEST(Builder, BuffersConditionsAndEdges) {
+  cudag::builder b("g");
+  auto c = b.condition("again", 1);
+  auto [alloc, tmp] = b.alloc<float>("tmp", 100);
+  auto fill = b.memset("clear", tmp + 10, 0u, 90);
+  auto rel = b.free("release", tmp);
+  b.chain(alloc, fill, rel);
+  cudag::builder body("body");
+  body.kernel("k", &scale, cudag::launch(1, 1), tmp, 1.0f, 1);
+  auto loop = b.while_loop("loop", c, body.build());
+  loop.after(alloc).precede(rel);
+
+  const cudag::graph_spec& s = b.spec();
+  const auto& a = std::get<cudag::mem_alloc_node>(s.find("tmp")->params);
+  EXPECT_EQ(a.bytes, 100 * sizeof(float));
+  const auto& m = std::get<cudag::memset_node>(s.find("clear")->params);
+  const auto& dst = std::get<cudag::buffer_ref>(m.dst.source);
+  EXPECT_EQ(dst.name, "tmp");
+  EXPECT_EQ(dst.offset_bytes, 10 * sizeof(float));
+  EXPECT_EQ(m.element_size, 4u);
+  EXPECT_EQ(s.find("clear")->deps, std::vector<std::string>{"tmp"});
+  EXPECT_EQ(s.find("release")->deps, (std::vector<std::string>{"clear", "loop"}));
+  EXPECT_EQ(s.find("loop")->deps, std::vector<std::string>{"tmp"});
+  const auto& cond = std::get<cudag::conditional_node>(s.find("loop")->params);
+  EXPECT_EQ(cond.kind, cudag::conditional_kind::while_loop);
+  EXPECT_EQ(cond.condition, "again");
+  ASSERT_EQ(cond.bodies.size(), 1u);
+  EXPECT_EQ(s.conditions.at(0).default_value, 1u);
+  EXPECT_EQ(s.total_nodes(), 5u);
+}
+
+TEST(Builder, DuplicateNamesAndUnknownEdgesAreRefusedByName) {
+  cudag::builder b("g");
+  b.empty("a");
+  try {
+    b.empty("a");
+    FAIL();
+  } catch (const cudag::error& e) {
+    EXPECT_EQ(e.node(), "a");
+    EXPECT_NE(std::string(e.what()).find("duplicate node name 'a'"), std::string::npos);
+  }
+  try {
+    b.edge("a", "typo");
+    FAIL();
+  } catch (const cudag::error& e) {
+    EXPECT_NE(std::string(e.what()).find("edge a -> typo"), std::string::npos) << e.what();
+    EXPECT_EQ(e.node(), "typo");
+  }
+  (void)b.param<int>("n");
+  EXPECT_THROW(b.param<int>("n"), cudag::error);
+}
+
+TEST(Builder, HostCallableSeesTypedArguments) {
+  cudag::builder b("g");
+  auto n = b.param<int>("n");
+  int seen_n = 0;
+  float seen_f = 0;
+  b.host("h", [&](int v, float f) { seen_n = v; seen_f = f; }, n, 1.5f);
+  const auto& h = std::get<cudag::host_node>(b.spec().nodes[0].params);
+  ASSERT_EQ(h.args.size(), 2u);
+  EXPECT_EQ(h.args[0].type, cudag::type_of<int>());
+  const int value_n = 42;
+  const float value_f = 1.5f;
+  const void* pointers[] = {&value_n, &value_f};
+  (*h.function)(pointers);
+  EXPECT_EQ(seen_n, 42);
+  EXPECT_FLOAT_EQ(seen_f, 1.5f);
+}
+
+TEST(Builder, InstantiateWithoutAUsableDeviceSaysWhy) {
+  cudag::builder b("g");
+  b.empty("a");
+  int count = 0;
+  if (cudaGetDeviceCount(&count) == cudaSuccess && count > 0) GTEST_SKIP() << "a device is present";
+  (void)cudaGetLastError();
+  try {
+    (void)cudag::instantiate(b.build(), {});
+    FAIL();
+  } catch (const cudag::error& e) {
+    EXPECT_NE(e.code(), cudaSuccess);
+    EXPECT_FALSE(e.call().empty()) << e.what();
+    EXPECT_NE(std::string(e.what()).find(cudaGetErrorName(e.code())), std::string::npos) << e.what();
+  }
+}
