@@ -18,9 +18,7 @@ graph_view::graph_view(const graph_spec& spec, std::string path_prefix, std::str
 }
 
 std::optional<std::size_t> graph_view::index_of(std::string_view name) const {
-  auto found = index_by_name_.find(name);
-  if (found == index_by_name_.end()) return std::nullopt;
-  return found->second;
+  return index_by_name_.find(name);
 }
 
 std::string graph_view::path(std::size_t index) const {
@@ -29,7 +27,7 @@ std::string graph_view::path(std::size_t index) const {
 
 void graph_view::index_names() {
   const auto& nodes = spec_->nodes;
-  index_by_name_.reserve(nodes.size());
+  index_by_name_ = name_index(nodes);
   for (std::uint32_t i = 0; i < nodes.size(); ++i) {
     const std::string& name = nodes[i].name;
     if (name.empty()) {
@@ -37,10 +35,9 @@ void graph_view::index_names() {
                             " has an empty name; every node needs a unique name",
                         {path_prefix_ + "#" + std::to_string(i)});
     }
-    auto [existing, inserted] = index_by_name_.emplace(name, i);
-    if (!inserted) {
+    if (auto existing = index_by_name_.insert(i)) {
       throw check_error("node name '" + name + "' is used twice in " + description_ +
-                            " (nodes #" + std::to_string(existing->second) + " and #" +
+                            " (nodes #" + std::to_string(*existing) + " and #" +
                             std::to_string(i) + "); names must be unique within a graph",
                         {path(i)});
     }

@@ -17,10 +17,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "cudag/spec.hpp"
+#include "name_index.hpp"
 
 namespace cudag::check_detail {
 
@@ -87,7 +87,7 @@ class graph_view {
   const graph_spec* spec_;
   std::string path_prefix_;
   std::string description_;
-  std::unordered_map<std::string_view, std::uint32_t> index_by_name_;
+  name_index index_by_name_;
   dependency_graph graph_;
   std::size_t edge_count_ = 0;
   std::vector<std::uint32_t> first_slot_;
