@@ -1,0 +1,161 @@
+#pragma once
+// Arguments of DSL nodes: a literal (stored already converted to the type its
+// consumer expects), a parameter, a buffer view or a condition. The rule of
+// cudag::passes_as applies: literals must brace-initialise the parameter
+// without narrowing; named values must have the same representation.
+#include <cuda_runtime_api.h>
+
+#include <array>
+#include <cstddef>
+#include <cstring>
+#include <type_traits>
+
+#include "cudag/arguments.hpp"
+#include "cudag/dsl/declarations.hpp"
+#include "cudag/dsl/items.hpp"
+
+namespace cudag::dsl {
+
+/// Never defined: argument `Position` (from 0) of kernel node `Node` cannot be
+/// passed where the kernel takes `Parameter`.
+template <fixed_string Node, std::size_t Position, class Parameter, class Argument>
+struct kernel_argument_does_not_convert;
+/// Never defined: kernel node `Node` takes `Expected` arguments, got `Given`.
+template <fixed_string Node, std::size_t Expected, std::size_t Given>
+struct kernel_argument_count_mismatch;
+/// Never defined: operand `What` of node `Node` has the wrong type.
+template <fixed_string Node, fixed_string What, class Expected, class Argument>
+struct node_operand_has_wrong_type;
+
+template <class A>
+struct arg_traits {  // a literal
+  using type = A;
+  static constexpr bool is_literal = true;
+  static constexpr std::size_t ref_count = 0;
+  static constexpr ref_info ref{};
+};
+template <fixed_string Name, class T>
+struct arg_traits<param_t<Name, T>> {
+  using type = T;
+  static constexpr bool is_literal = false;
+  static constexpr std::size_t ref_count = 1;
+  static constexpr ref_info ref{ref_kind::param, name_hash(Name.view()), Name.view(),
+                                type_id_of<T>, sizeof(T), alignof(T), 0, true, &type_of<T>};
+};
+template <fixed_string Name, class T>
+struct arg_traits<buffer_t<Name, T>> {
+  using type = T*;
+  static constexpr bool is_literal = false;
+  static constexpr std::size_t ref_count = 1;
+  static constexpr ref_info ref{ref_kind::buffer, name_hash(Name.view()), Name.view(),
+                                type_id_of<T>};
+};
+template <fixed_string Name, unsigned D, bool Assign>
+struct arg_traits<condition_t<Name, D, Assign>> {
+  using type = cudaGraphConditionalHandle;
+  static constexpr bool is_literal = false;
+  static constexpr std::size_t ref_count = 1;
+  static constexpr ref_info ref{ref_kind::condition, name_hash(Name.view()), Name.view(),
+                                nullptr, 0, 1, D, Assign};
+};
+template <class Count>
+struct arg_traits<blocks_for_t<Count>> : arg_traits<Count> {};
+
+template <class A>
+using arg_type = typename arg_traits<std::remove_cvref_t<A>>::type;
+
+/// Whether argument A may be passed where P is expected.
+template <class P, class A>
+concept dsl_passes_as =
+    (arg_traits<A>::is_literal && requires(const A& a) { std::remove_cvref_t<P>{a}; }) ||
+    (!arg_traits<A>::is_literal && same_representation<arg_type<A>, std::remove_cvref_t<P>>);
+
+/// How an argument is kept in a node: literals as the consumer's type.
+template <class P, class A>
+using stored_arg = std::conditional_t<arg_traits<A>::is_literal, std::remove_cvref_t<P>, A>;
+
+template <class P, class A>
+[[nodiscard]] constexpr stored_arg<P, A> store_arg(const A& a) {
+  if constexpr (arg_traits<A>::is_literal)
+    return std::remove_cvref_t<P>{a};
+  else
+    return a;
+}
+
+/// The references of arguments A... as one array.
+template <class... A>
+[[nodiscard]] consteval auto refs_of() {
+  std::array<ref_info, (arg_traits<A>::ref_count + ... + 0)> out{};
+  std::size_t k = 0;
+  ((arg_traits<A>::ref_count ? (void)(out[k++] = arg_traits<A>::ref) : (void)0), ...);
+  return out;
+}
+
+/// Checks argument I of a kernel node; the failing type names node and position.
+template <fixed_string Node, std::size_t I, class P, class A>
+consteval bool check_kernel_argument() {
+  if constexpr (!dsl_passes_as<P, A>)
+    return sizeof(kernel_argument_does_not_convert<Node, I, std::remove_cvref_t<P>, A>) > 0;
+  return true;
+}
+
+/// Checks an operand of a non-kernel node (memcpy dst, event, ...).
+template <fixed_string Node, fixed_string What, class P, class A>
+consteval bool check_operand() {
+  if constexpr (!dsl_passes_as<P, A>)
+    return sizeof(node_operand_has_wrong_type<Node, What, P, A>) > 0;
+  return true;
+}
+
+// ------------------------------------------------------------ resolution --
+/// Where named values live while a graph is lowered or rebound: the bytes of
+/// every bound parameter, the pointers of allocated buffers, the handles of
+/// conditions. Root is the top-level graph, whose tables give every slot.
+template <class Root>
+struct value_context {
+  const std::byte* params = nullptr;
+  void* const* buffers = nullptr;
+  const cudaGraphConditionalHandle* conditions = nullptr;
+};
+
+template <class Root, class T>
+[[nodiscard]] inline T read_param(const value_context<Root>& ctx, std::size_t offset) noexcept {
+  T v;
+  std::memcpy(static_cast<void*>(&v), ctx.params + offset, sizeof(T));
+  return v;
+}
+
+/// The value of stored argument `a` as the consumer's type P.
+template <class P, class Root, class A>
+[[nodiscard]] inline P resolve(const A& a, const value_context<Root>& ctx) noexcept {
+  if constexpr (arg_traits<A>::is_literal) {
+    return a;
+  } else if constexpr (arg_traits<A>::ref.kind == ref_kind::param) {
+    constexpr std::size_t offset = Root::shape.param_offset(arg_traits<A>::ref.hash);
+    return static_cast<P>(read_param<Root, typename arg_traits<A>::type>(ctx, offset));
+  } else if constexpr (arg_traits<A>::ref.kind == ref_kind::buffer) {
+    constexpr std::size_t slot = Root::shape.buffer_slot(arg_traits<A>::ref.hash);
+    return static_cast<P>(static_cast<typename A::element_type*>(ctx.buffers[slot]) + a.offset);
+  } else {
+    constexpr std::size_t slot = Root::shape.condition_slot(arg_traits<A>::ref.hash);
+    return ctx.conditions[slot];
+  }
+}
+
+/// The spec value of a stored argument passed where P is expected.
+template <class P, class A>
+[[nodiscard]] value spec_value(const A& a) {
+  using Param = std::remove_cvref_t<P>;
+  if constexpr (arg_traits<A>::is_literal) {
+    return make_literal<Param>(a);
+  } else if constexpr (arg_traits<A>::ref.kind == ref_kind::param) {
+    return value{type_of<Param>(), param_ref{std::string(A::name.view())}};
+  } else if constexpr (arg_traits<A>::ref.kind == ref_kind::buffer) {
+    return value{type_of<Param>(),
+                 buffer_ref{std::string(A::name.view()), a.offset * sizeof(typename A::element_type)}};
+  } else {
+    return value{type_of<Param>(), condition_ref{std::string(A::name.view())}};
+  }
+}
+
+}  // namespace cudag::dsl

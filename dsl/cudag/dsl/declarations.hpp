@@ -1,0 +1,106 @@
+#pragma once
+// Named things a graph's nodes refer to: typed parameters (bound at
+// instantiation, rebindable after), buffers (device memory a mem-alloc node
+// produces) and conditions (the handles conditional nodes test).
+//
+//   constexpr auto x = param<"x", float*>;
+//   constexpr auto tmp = buffer<"tmp", float>;
+//   constexpr auto more = condition<"more", 1>;   // default value 1
+//   instantiate(g, x = d_x);                      // a typed binding
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <type_traits>
+#include <utility>
+
+#include "cudag/dsl/fixed_string.hpp"
+
+namespace cudag::dsl {
+
+/// Never defined: the compile error for `x = value` with a value that does
+/// not convert to x's declared type without narrowing.
+template <fixed_string Parameter, class Declared, class Given>
+struct parameter_bound_with_wrong_type;
+
+/// Whether a value of type V may be bound to a parameter declared as T:
+/// brace-initialisation without narrowing (T* binds const T* and void*).
+template <class T, class V>
+concept binds_as = std::is_trivially_copyable_v<T> && requires(const V& v) { T{v}; };
+
+template <fixed_string Name, class T>
+struct bound_value;
+
+template <fixed_string Name, class T>
+struct param_t {
+  static_assert(std::is_trivially_copyable_v<T>,
+                "cudag: a graph parameter's type must be trivially copyable");
+  using value_type = T;
+  static constexpr auto name = Name;
+
+  /// `x = value`: a binding for instantiate() or rebind().
+  template <class V>
+  constexpr auto operator=(const V& v) const {
+    if constexpr (!binds_as<T, V>) {
+      (void)sizeof(parameter_bound_with_wrong_type<Name, T, V>);
+      return bound_value<Name, T>{T{}};
+    } else {
+      return bound_value<Name, T>{T{v}};
+    }
+  }
+};
+template <fixed_string Name, class T>
+inline constexpr param_t<Name, T> param{};
+
+/// The value of parameter Name, converted to its declared type T.
+template <fixed_string Name, class T>
+struct bound_value {
+  static constexpr auto name = Name;
+  using value_type = T;
+  T value;
+};
+
+/// A view of buffer Name's elements from `offset` on: `tmp + 16`.
+template <fixed_string Name, class T>
+struct buffer_t {
+  using element_type = T;
+  static constexpr auto name = Name;
+  std::size_t offset = 0;
+
+  [[nodiscard]] constexpr buffer_t operator+(std::size_t elements) const noexcept {
+    return {offset + elements};
+  }
+};
+template <fixed_string Name, class T>
+inline constexpr buffer_t<Name, T> buffer{};
+
+/// A conditional handle; reset to DefaultValue at every launch when
+/// AssignDefault (cudaGraphCondAssignDefault).
+template <fixed_string Name, unsigned DefaultValue = 0, bool AssignDefault = true>
+struct condition_t {
+  static constexpr auto name = Name;
+  static constexpr unsigned default_value = DefaultValue;
+  static constexpr bool assign_default = AssignDefault;
+};
+template <fixed_string Name, unsigned DefaultValue = 0, bool AssignDefault = true>
+inline constexpr condition_t<Name, DefaultValue, AssignDefault> condition{};
+
+/// ceil(count / per_block) blocks in x; with a parameter `count`, rebinding
+/// it resizes the launch.
+template <class Count>
+struct blocks_for_t {
+  Count count;
+  unsigned per_block;
+};
+template <class Count>
+  requires std::is_integral_v<Count>
+[[nodiscard]] constexpr blocks_for_t<Count> blocks_for(Count count, unsigned per_block) {
+  return {count, per_block};
+}
+template <fixed_string Name, class T>
+  requires std::is_integral_v<T>
+[[nodiscard]] constexpr blocks_for_t<param_t<Name, T>> blocks_for(param_t<Name, T> count,
+                                                                   unsigned per_block) {
+  return {count, per_block};
+}
+
+}  // namespace cudag::dsl

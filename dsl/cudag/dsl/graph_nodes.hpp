@@ -1,0 +1,263 @@
+#pragma once
+// Nodes about the graph's structure: child graphs (themselves DSL graphs),
+// empty nodes, event record/wait, and conditional nodes (if, if-else, while,
+// switch) whose bodies are DSL graphs.
+//
+//   child<"step">(inner_graph)
+//   empty<"join">()
+//   record<"done">(event)            // event: cudaEvent_t or param<"e", cudaEvent_t>
+//   while_loop<"iterate">(more, body_graph)
+//   switch_case<"pick">(which, case0, case1, case2)
+#include <cuda_runtime_api.h>
+
+#include <array>
+#include <memory>
+#include <string_view>
+
+#include "cudag/dsl/arguments.hpp"
+#include "cudag/dsl/flat_tuple.hpp"
+#include "cudag/dsl/node.hpp"
+
+namespace cudag::dsl {
+
+/// Never defined: a node of a kind CUDA forbids inside conditional bodies
+/// (host, event record/wait, mem alloc/free), named by path from the
+/// conditional node.
+template <fixed_string PathAndKind>
+struct node_kind_forbidden_in_conditional_body;
+
+// Provided by graph.hpp.
+template <class G>
+struct graph_storage;
+template <class G, class Root>
+void lower_graph(const G& graph, graph_storage<G>& storage, lower_state<Root>& st, cudaGraph_t target);
+template <std::uint64_t Hash, class G, class Root>
+void update_readers(const G& graph, graph_storage<G>& storage, lower_state<Root>& st,
+                    update_target target);
+template <class G>
+[[nodiscard]] graph_spec graph_to_spec(const G& graph, std::string name);
+
+// ------------------------------------------------------------------- child --
+template <class G>
+struct child_body : leaf_body {
+  static constexpr node_kind kind = node_kind::child;
+  static constexpr auto refs = G::shape.all_refs;
+  static constexpr std::string_view nested_forbidden_path = G::shape.forbidden_path;
+  static constexpr node_kind nested_forbidden_kind = G::shape.forbidden_kind;
+
+  G graph;
+
+  using storage = graph_storage<G>;
+  template <class Root>
+  cudaGraphNode_t lower(storage& s, lower_state<Root>& st, cudaGraph_t g, native::deps_span deps,
+                        std::string_view name) const {
+    unique_graph inner = make_graph();
+    lower_graph(graph, s, st, inner.get());
+    // Moved, not cloned: the inner nodes keep their handles (for rebinding),
+    // and alloc/conditional nodes are allowed inside.
+    const cudaGraphNode_t n = native::add_child(g, deps, inner.get(), true, name);
+    (void)inner.release();
+    return n;
+  }
+  template <std::uint64_t Hash, class Root>
+  void update(storage& s, lower_state<Root>& st, cudaGraphNode_t, update_target,
+              std::string_view) const {
+    update_readers<Hash>(graph, s, st, update_target::template_node);
+  }
+  [[nodiscard]] node_params spec() const {
+    return child_node{std::make_shared<const graph_spec>(graph_to_spec(graph, "child"))};
+  }
+};
+
+template <fixed_string Name, class G>
+[[nodiscard]] constexpr auto child(const G& graph) {
+  using body = child_body<G>;
+  return node_t<Name, body>{body{{}, graph}};
+}
+
+// ------------------------------------------------------------------- empty --
+struct empty_body : leaf_body {
+  static constexpr node_kind kind = node_kind::empty;
+  static constexpr std::array<ref_info, 0> refs{};
+  struct storage {};
+  template <class Root>
+  cudaGraphNode_t lower(storage&, lower_state<Root>&, cudaGraph_t g, native::deps_span deps,
+                        std::string_view name) const {
+    return native::add_empty(g, deps, name);
+  }
+  template <std::uint64_t Hash, class Root>
+  void update(storage&, lower_state<Root>&, cudaGraphNode_t, update_target, std::string_view) const {}
+  [[nodiscard]] node_params spec() const { return empty_node{}; }
+};
+
+template <fixed_string Name>
+[[nodiscard]] constexpr node_t<Name, empty_body> empty() {
+  return {};
+}
+
+// ------------------------------------------------------------------ events --
+template <bool Record, class E>
+struct event_body : leaf_body {
+  static constexpr node_kind kind = Record ? node_kind::event_record : node_kind::event_wait;
+  static constexpr auto refs = refs_of<E>();
+
+  E event;
+
+  struct storage {};
+  template <class Root>
+  cudaGraphNode_t lower(storage&, lower_state<Root>& st, cudaGraph_t g, native::deps_span deps,
+                        std::string_view name) const {
+    const cudaEvent_t e = resolve<cudaEvent_t>(event, st.values);
+    if constexpr (Record)
+      return native::add_event_record(g, deps, e, name);
+    else
+      return native::add_event_wait(g, deps, e, name);
+  }
+  template <std::uint64_t Hash, class Root>
+  void update(storage&, lower_state<Root>& st, cudaGraphNode_t node, update_target target,
+              std::string_view name) const {
+    const cudaEvent_t e = resolve<cudaEvent_t>(event, st.values);
+    if constexpr (Record) {
+      if (target == update_target::exec_node)
+        CUDAG_CUDA_NODE(cudaGraphExecEventRecordNodeSetEvent(st.exec, node, e), name);
+      else
+        CUDAG_CUDA_NODE(cudaGraphEventRecordNodeSetEvent(node, e), name);
+    } else {
+      if (target == update_target::exec_node)
+        CUDAG_CUDA_NODE(cudaGraphExecEventWaitNodeSetEvent(st.exec, node, e), name);
+      else
+        CUDAG_CUDA_NODE(cudaGraphEventWaitNodeSetEvent(node, e), name);
+    }
+  }
+  [[nodiscard]] node_params spec() const {
+    if constexpr (Record)
+      return event_record_node{spec_value<cudaEvent_t>(event)};
+    else
+      return event_wait_node{spec_value<cudaEvent_t>(event)};
+  }
+};
+
+template <fixed_string Name, class E>
+[[nodiscard]] constexpr auto record(const E& event) {
+  static_assert(check_operand<Name, "event", cudaEvent_t, E>());
+  using body = event_body<true, stored_arg<cudaEvent_t, E>>;
+  return node_t<Name, body>{body{{}, store_arg<cudaEvent_t>(event)}};
+}
+template <fixed_string Name, class E>
+[[nodiscard]] constexpr auto wait(const E& event) {
+  static_assert(check_operand<Name, "event", cudaEvent_t, E>());
+  using body = event_body<false, stored_arg<cudaEvent_t, E>>;
+  return node_t<Name, body>{body{{}, store_arg<cudaEvent_t>(event)}};
+}
+
+// ------------------------------------------------------------- conditional --
+template <class... G>
+[[nodiscard]] consteval std::size_t total_ref_count() {
+  return (G::shape.all_refs.size() + ... + 0);
+}
+
+template <class Condition, class... G>
+[[nodiscard]] consteval auto conditional_refs() {
+  std::array<ref_info, 1 + total_ref_count<G...>()> out{};
+  out[0] = arg_traits<Condition>::ref;
+  std::size_t k = 1;
+  ((void)[&] {
+    for (const ref_info& r : G::shape.all_refs) out[k++] = r;
+  }(), ...);
+  return out;
+}
+
+template <conditional_kind Kind, class Condition, class... G>
+struct conditional_body : leaf_body {
+  static constexpr node_kind kind = node_kind::conditional;
+  static constexpr auto refs = conditional_refs<Condition, G...>();
+  static constexpr std::string_view owned_condition = Condition::name.view();
+
+  flat_tuple<G...> bodies;
+
+  using storage = flat_tuple<graph_storage<G>...>;
+
+  template <class Root>
+  cudaGraphNode_t lower(storage& s, lower_state<Root>& st, cudaGraph_t g, native::deps_span deps,
+                        std::string_view name) const {
+    constexpr std::size_t slot = Root::shape.condition_slot(arg_traits<Condition>::ref.hash);
+    constexpr cudaGraphConditionalNodeType type =
+        Kind == conditional_kind::while_loop    ? cudaGraphCondTypeWhile
+        : Kind == conditional_kind::switch_case ? cudaGraphCondTypeSwitch
+                                                : cudaGraphCondTypeIf;
+    std::array<cudaGraph_t, sizeof...(G)> targets{};
+    const cudaGraphNode_t n = native::add_conditional(g, deps, st.values.conditions[slot], type,
+                                                      unsigned(sizeof...(G)), targets, name);
+    lower_bodies(s, st, targets, std::index_sequence_for<G...>{});
+    return n;
+  }
+  template <class Root, std::size_t... I>
+  void lower_bodies(storage& s, lower_state<Root>& st, const std::array<cudaGraph_t, sizeof...(G)>& targets,
+                    std::index_sequence<I...>) const {
+    (lower_graph(get<I>(bodies), get<I>(s), st, targets[I]), ...);
+  }
+  template <std::uint64_t Hash, class Root>
+  void update(storage& s, lower_state<Root>& st, cudaGraphNode_t, update_target,
+              std::string_view) const {
+    update_bodies<Hash>(s, st, std::index_sequence_for<G...>{});
+  }
+  template <std::uint64_t Hash, class Root, std::size_t... I>
+  void update_bodies(storage& s, lower_state<Root>& st, std::index_sequence<I...>) const {
+    (update_readers<Hash>(get<I>(bodies), get<I>(s), st, update_target::template_node), ...);
+  }
+  [[nodiscard]] node_params spec() const {
+    conditional_node n;
+    n.kind = Kind;
+    n.condition = std::string(Condition::name.view());
+    spec_bodies(n.bodies, std::index_sequence_for<G...>{});
+    return n;
+  }
+  template <std::size_t... I>
+  void spec_bodies(std::vector<graph_spec>& out, std::index_sequence<I...>) const {
+    (out.push_back(graph_to_spec(get<I>(bodies), "body")), ...);
+  }
+};
+
+/// The first node of a body that CUDA forbids there, as "node/path (kind)".
+template <fixed_string Name, class G>
+consteval message_buffer forbidden_body_message() {
+  message_buffer m;
+  m << Name.view() << "/" << G::shape.forbidden_path << " (" << kind_text(G::shape.forbidden_kind)
+    << " node)";
+  return m;
+}
+
+template <fixed_string Name, class G>
+consteval bool body_allowed() {
+  if constexpr (!G::shape.forbidden_path.empty()) {
+    constexpr message_buffer m = forbidden_body_message<Name, G>();
+    return sizeof(node_kind_forbidden_in_conditional_body<to_fixed<m.size>(m.view())>) > 0;
+  }
+  return true;
+}
+
+template <fixed_string Name, conditional_kind Kind, class Condition, class... G>
+[[nodiscard]] constexpr auto make_conditional(const G&... bodies) {
+  static_assert((body_allowed<Name, G>() && ...));
+  using body = conditional_body<Kind, Condition, G...>;
+  return node_t<Name, body>{body{{}, make_flat_tuple(bodies...)}};
+}
+
+template <fixed_string Name, class Condition, class G>
+[[nodiscard]] constexpr auto if_then(Condition, const G& then_body) {
+  return make_conditional<Name, conditional_kind::if_then, Condition>(then_body);
+}
+template <fixed_string Name, class Condition, class G, class H>
+[[nodiscard]] constexpr auto if_else(Condition, const G& then_body, const H& else_body) {
+  return make_conditional<Name, conditional_kind::if_else, Condition>(then_body, else_body);
+}
+template <fixed_string Name, class Condition, class G>
+[[nodiscard]] constexpr auto while_loop(Condition, const G& body) {
+  return make_conditional<Name, conditional_kind::while_loop, Condition>(body);
+}
+template <fixed_string Name, class Condition, class... G>
+[[nodiscard]] constexpr auto switch_case(Condition, const G&... cases) {
+  return make_conditional<Name, conditional_kind::switch_case, Condition>(cases...);
+}
+
+}  // namespace cudag::dsl

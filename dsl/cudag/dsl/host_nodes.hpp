@@ -1,0 +1,185 @@
+#pragma once
+// Nodes that run host code: a host callable (runs on a driver thread when its
+// dependencies are done; its exceptions reach the caller at the next launch or
+// synchronize), and a captured region (a callable that issues library calls
+// on a stream, recorded by stream capture into a child graph; recorded again
+// when one of its arguments is rebound).
+//
+//   host<"report">([](const float* p, int n) { ... }, out, n)
+//   captured<"gemm", "cublasSgemm 64x64">(
+//       [h](cudaStream_t s, const float* a, float* c) { ... }, a, c)
+#include <cuda_runtime_api.h>
+
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+#include "cudag/dsl/arguments.hpp"
+#include "cudag/dsl/flat_tuple.hpp"
+#include "cudag/dsl/node.hpp"
+
+namespace cudag::dsl {
+
+/// Never defined: the callable of node `Node` cannot be called with its arguments.
+template <fixed_string Node, class Callable, class... ArgumentTypes>
+struct callable_does_not_accept_arguments;
+
+template <class... T, class F, std::size_t... I>
+void call_with_values(F& f, std::span<const void* const> values, std::index_sequence<I...>) {
+  f(*static_cast<const T*>(values[I])...);
+}
+
+// -------------------------------------------------------------------- host --
+template <class F, class... S>
+struct host_body : leaf_body {
+  static constexpr node_kind kind = node_kind::host;
+  static constexpr auto refs = refs_of<S...>();
+
+  F function;
+  flat_tuple<S...> args;
+
+  struct storage {
+    flat_tuple<arg_type<S>...> values;
+    native::host_call call;
+  };
+  template <class Root>
+  void fill(storage& s, const value_context<Root>& ctx) const noexcept {
+    fill_at(s, ctx, std::index_sequence_for<S...>{});
+  }
+  template <class Root, std::size_t... I>
+  void fill_at(storage& s, const value_context<Root>& ctx, std::index_sequence<I...>) const noexcept {
+    ((get<I>(s.values) = resolve<arg_type<S>>(get<I>(args), ctx)), ...);
+  }
+  template <std::size_t... I>
+  void run(const storage& s, std::index_sequence<I...>) const {
+    if constexpr (std::is_invocable_v<const F&, const arg_type<S>&...>) {
+      function(get<I>(s.values)...);
+    } else {
+      F f = function;  // a mutable callable: call a copy
+      f(get<I>(s.values)...);
+    }
+  }
+
+  template <class Root>
+  cudaGraphNode_t lower(storage& s, lower_state<Root>& st, cudaGraph_t g, native::deps_span deps,
+                        std::string_view name) const {
+    fill(s, st.values);
+    s.call.node.assign(name);
+    s.call.failures = st.host_failures;
+    // Two pointers: fits std::function's inline storage, no allocation.
+    s.call.body = [body = this, values = &s] { body->run(*values, std::index_sequence_for<S...>{}); };
+    const cudaHostNodeParams p = s.call.params();
+    return native::add_host(g, deps, p, name);
+  }
+  /// The node reads its arguments from `storage` when it runs: a rebind
+  /// rewrites them there (see exec.hpp on in-flight launches).
+  template <std::uint64_t Hash, class Root>
+  void update(storage& s, lower_state<Root>& st, cudaGraphNode_t, update_target,
+              std::string_view) const {
+    fill(s, st.values);
+  }
+  [[nodiscard]] node_params spec() const {
+    host_node n;
+    n.function = std::make_shared<const host_function>(
+        [f = function](std::span<const void* const> values) mutable {
+          call_with_values<arg_type<S>...>(f, values, std::index_sequence_for<S...>{});
+        });
+    spec_args(n.args, std::index_sequence_for<S...>{});
+    return n;
+  }
+  template <std::size_t... I>
+  void spec_args(std::vector<value>& out, std::index_sequence<I...>) const {
+    out = {spec_value<arg_type<S>>(get<I>(args))...};
+  }
+};
+
+template <fixed_string Name, class F, class... A>
+[[nodiscard]] constexpr auto host(F function, const A&... args) {
+  if constexpr (!std::is_invocable_v<F&, const arg_type<A>&...>)
+    static_assert(sizeof(callable_does_not_accept_arguments<Name, F, arg_type<A>...>) > 0);
+  using body = host_body<F, A...>;
+  return node_t<Name, body>{body{{}, std::move(function), make_flat_tuple(args...)}};
+}
+
+// ---------------------------------------------------------------- captured --
+template <fixed_string What, class F, class... S>
+struct captured_body : leaf_body {
+  static constexpr node_kind kind = node_kind::captured;
+  static constexpr auto refs = refs_of<S...>();
+
+  F record;
+  flat_tuple<S...> args;
+
+  struct storage {
+    flat_tuple<arg_type<S>...> values;
+    unique_graph latest;  ///< the recording the exec runs, kept for updates
+  };
+  template <class Root, std::size_t... I>
+  void fill_at(storage& s, const value_context<Root>& ctx, std::index_sequence<I...>) const noexcept {
+    ((get<I>(s.values) = resolve<arg_type<S>>(get<I>(args), ctx)), ...);
+  }
+  template <class Root>
+  unique_graph record_now(storage& s, lower_state<Root>& st, std::string_view name) const {
+    fill_at(s, st.values, std::index_sequence_for<S...>{});
+    return record_by_capture(st.stream_for_capture(), name, [&](cudaStream_t stream) {
+      invoke_record(stream, s, std::index_sequence_for<S...>{});
+    });
+  }
+  template <std::size_t... I>
+  void invoke_record(cudaStream_t stream, const storage& s, std::index_sequence<I...>) const {
+    if constexpr (std::is_invocable_v<const F&, cudaStream_t, const arg_type<S>&...>) {
+      record(stream, get<I>(s.values)...);
+    } else {
+      F f = record;  // a mutable callable: call a copy
+      f(stream, get<I>(s.values)...);
+    }
+  }
+
+  template <class Root>
+  cudaGraphNode_t lower(storage& s, lower_state<Root>& st, cudaGraph_t g, native::deps_span deps,
+                        std::string_view name) const {
+    s.latest = record_now(s, st, name);
+    return native::add_child(g, deps, s.latest.get(), false, name);  // cloned
+  }
+  /// Recorded again; the exec's child node takes the new recording. Applied
+  /// to the executable graph in both modes (a template child cannot be set).
+  template <std::uint64_t Hash, class Root>
+  void update(storage& s, lower_state<Root>& st, cudaGraphNode_t node, update_target,
+              std::string_view name) const {
+    s.latest = record_now(s, st, name);
+    reapply(s, st, node, name);
+  }
+  template <class Root>
+  void reapply(storage& s, lower_state<Root>& st, cudaGraphNode_t node, std::string_view name) const {
+    CUDAG_CUDA_NODE(cudaGraphExecChildGraphNodeSetParams(st.exec, node, s.latest.get()), name);
+  }
+  [[nodiscard]] node_params spec() const {
+    captured_node n;
+    n.record = std::make_shared<const capture_function>(
+        [f = record](cudaStream_t stream, std::span<const void* const> values) mutable {
+          auto call = [&](const auto&... v) { f(stream, v...); };
+          call_with_values<arg_type<S>...>(call, values, std::index_sequence_for<S...>{});
+        });
+    spec_args(n.args, std::index_sequence_for<S...>{});
+    n.what = std::string(What.view());
+    return n;
+  }
+  template <std::size_t... I>
+  void spec_args(std::vector<value>& out, std::index_sequence<I...>) const {
+    out = {spec_value<arg_type<S>>(get<I>(args))...};
+  }
+};
+
+template <fixed_string Name, fixed_string What = "", class F, class... A>
+[[nodiscard]] constexpr auto captured(F record, const A&... args) {
+  if constexpr (!std::is_invocable_v<F&, cudaStream_t, const arg_type<A>&...>)
+    static_assert(sizeof(callable_does_not_accept_arguments<Name, F, cudaStream_t, arg_type<A>...>) > 0);
+  using body = captured_body<What, F, A...>;
+  return node_t<Name, body>{body{{}, std::move(record), make_flat_tuple(args...)}};
+}
+
+}  // namespace cudag::dsl

@@ -1,0 +1,62 @@
+#pragma once
+// What each item of a graph declaration (a node or a group of edges) tells
+// the shape checker, as plain constexpr data: names, edges, the parameters,
+// buffers and conditions it refers to. The checker works on arrays of these,
+// never on the items' types, so the graph algorithms cost no template work.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "cudag/spec.hpp"
+
+namespace cudag::dsl {
+
+/// A distinct address per type: compile-time type identity that can be
+/// compared for equality inside constant expressions.
+template <class T>
+struct type_key {
+  static constexpr char id = 0;
+};
+using type_id = const char*;
+template <class T>
+inline constexpr type_id type_id_of = &type_key<T>::id;
+
+enum class ref_kind : unsigned char { param, buffer, condition };
+
+/// One reference from a node to a named parameter, buffer or condition.
+struct ref_info {
+  ref_kind kind = ref_kind::param;
+  std::uint64_t hash = 0;
+  std::string_view name;
+  type_id type = nullptr;     ///< parameter type, or buffer element type
+  std::size_t size = 0;       ///< parameter bytes
+  std::size_t align = 1;      ///< parameter alignment
+  unsigned default_value = 0; ///< condition
+  bool assign_default = true; ///< condition
+  type_tag (*runtime_type)() noexcept = nullptr;  ///< parameter: its run-time type tag
+};
+
+struct name_pair {
+  std::string_view from;
+  std::string_view to;
+};
+
+/// The compile-time description of one declaration item.
+struct item_info {
+  bool is_node = false;
+  std::string_view name;                 ///< node name
+  node_kind kind = node_kind::empty;
+  std::span<const name_pair> edges;      ///< edge items
+  std::span<const ref_info> refs;        ///< everything the node (and its bodies) reads
+  std::string_view allocates;            ///< mem-alloc: buffer name
+  std::string_view frees;                ///< mem-free: buffer name
+  /// First node, by path, of a kind CUDA forbids in conditional bodies
+  /// ("" when none); a child graph or body reports its own nodes.
+  std::string_view forbidden_in_body;
+  node_kind forbidden_kind = node_kind::empty;
+  bool conditional_safe = true;
+  std::string_view owns_condition;       ///< conditional: the condition it tests
+};
+
+}  // namespace cudag::dsl

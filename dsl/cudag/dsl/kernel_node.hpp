@@ -1,0 +1,182 @@
+#pragma once
+// Kernel nodes: an nvcc kernel as a template argument, or a run-time
+// kernel_ref<void(P...)> (NVRTC) whose signature is known at compile time.
+// Every argument is checked against the kernel's parameter type when the
+// node is declared; the error names the node and the position.
+//
+//   kernel<"scale", scale>(blocks_for(n, 256), 256, x, 2.0f, n)
+//   kernel<"rtc_scale">(rtc_kernel, dim3(4), dim3(256), x, 2.0f, n)
+#include <cuda_runtime_api.h>
+
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+#include "cudag/arguments.hpp"
+#include "cudag/dsl/arguments.hpp"
+#include "cudag/dsl/flat_tuple.hpp"
+#include "cudag/dsl/node.hpp"
+
+namespace cudag::dsl {
+
+/// An nvcc kernel fixed at compile time (its host stub address).
+template <auto Kernel>
+struct static_kernel {
+  [[nodiscard]] const void* pointer() const noexcept {
+    return reinterpret_cast<const void*>(Kernel);
+  }
+  [[nodiscard]] std::shared_ptr<const void> keep_alive() const noexcept { return nullptr; }
+  [[nodiscard]] std::string_view name() const noexcept { return {}; }
+};
+/// A run-time kernel (cudaKernel_t from NVRTC, or a stub address).
+template <class Signature>
+struct dynamic_kernel {
+  kernel_ref<Signature> ref;
+  [[nodiscard]] const void* pointer() const noexcept { return ref.function; }
+  [[nodiscard]] std::shared_ptr<const void> keep_alive() const noexcept { return ref.keep_alive; }
+  [[nodiscard]] std::string_view name() const noexcept { return ref.name; }
+};
+
+template <class Grid>
+[[nodiscard]] constexpr dim3 fixed_grid(const Grid& grid) noexcept {
+  if constexpr (requires { grid.per_block; }) {
+    return dim3(static_cast<unsigned>((grid.count + grid.per_block - 1) / grid.per_block));
+  } else {
+    return dim3(grid);
+  }
+}
+
+template <class Function, class Grid, class Params, class Args>
+struct kernel_body;
+
+template <class Function, class Grid, class... P, class... S>
+struct kernel_body<Function, Grid, type_list<P...>, flat_tuple<S...>> : leaf_body {
+  static constexpr node_kind kind = node_kind::kernel;
+  static constexpr auto refs = refs_of<S..., Grid>();
+  static constexpr bool grid_from_param = !arg_traits<Grid>::is_literal;
+
+  Function function;
+  Grid grid;  ///< dim3, or blocks_for_t of a literal or a parameter
+  dim3 block;
+  unsigned shared_bytes;
+  flat_tuple<S...> args;
+
+  struct storage {
+    flat_tuple<P...> values;
+    void* pointers[sizeof...(P) == 0 ? 1 : sizeof...(P)];
+    cudaKernelNodeParams params;
+  };
+
+  template <class Root>
+  void fill(storage& s, const value_context<Root>& ctx) const noexcept {
+    fill_at(s, ctx, std::index_sequence_for<P...>{});
+    dim3 g;
+    if constexpr (grid_from_param) {
+      const auto count = resolve<std::size_t>(grid.count, ctx);
+      g = dim3(static_cast<unsigned>((count + grid.per_block - 1) / grid.per_block));
+    } else {
+      g = fixed_grid(grid);
+    }
+    s.params = cudaKernelNodeParams{const_cast<void*>(function.pointer()), g, block, shared_bytes,
+                                    s.pointers, nullptr};
+  }
+  template <class Root, std::size_t... I>
+  void fill_at(storage& s, const value_context<Root>& ctx, std::index_sequence<I...>) const noexcept {
+    ((get<I>(s.values) = resolve<P>(get<I>(args), ctx), s.pointers[I] = &get<I>(s.values)), ...);
+  }
+
+  template <class Root>
+  cudaGraphNode_t lower(storage& s, lower_state<Root>& st, cudaGraph_t g, native::deps_span deps,
+                        std::string_view name) const {
+    fill(s, st.values);
+    return native::add_kernel(g, deps, s.params, name);
+  }
+  template <std::uint64_t Hash, class Root>
+  void update(storage& s, lower_state<Root>& st, cudaGraphNode_t node, update_target target,
+              std::string_view name) const {
+    fill(s, st.values);
+    if (target == update_target::exec_node)
+      CUDAG_CUDA_NODE(cudaGraphExecKernelNodeSetParams(st.exec, node, &s.params), name);
+    else
+      CUDAG_CUDA_NODE(cudaGraphKernelNodeSetParams(node, &s.params), name);
+  }
+
+  [[nodiscard]] node_params spec() const {
+    kernel_node n;
+    n.function = function.pointer();
+    n.function_name = std::string(function.name());
+    n.keep_alive = function.keep_alive();
+    n.block = block;
+    n.shared_bytes = shared_bytes;
+    if constexpr (grid_from_param) {
+      n.grid = dim3(1);
+      n.grid_from = grid_rule{std::string(decltype(Grid::count)::name.view()), grid.per_block};
+    } else {
+      n.grid = fixed_grid(grid);
+    }
+    spec_args(n.args, std::index_sequence_for<P...>{});
+    return n;
+  }
+  template <std::size_t... I>
+  void spec_args(std::vector<value>& out, std::index_sequence<I...>) const {
+    out = {spec_value<P>(get<I>(args))...};
+  }
+};
+
+template <fixed_string Node, class... P, class... A, std::size_t... I>
+consteval bool kernel_arguments_pass(type_list<P...>, type_list<A...>, std::index_sequence<I...>) {
+  return (check_kernel_argument<Node, I, P, A>() && ...);
+}
+
+template <class Grid>
+[[nodiscard]] constexpr auto normalize_grid(const Grid& grid) {
+  if constexpr (requires { grid.per_block; })
+    return grid;
+  else
+    return dim3(grid);
+}
+
+template <fixed_string Name, class Function, class... P, class Grid, class... A>
+[[nodiscard]] constexpr auto make_kernel_node(Function function, type_list<P...>, const Grid& grid,
+                                              dim3 block, unsigned shared_bytes, const A&... args) {
+  using grid_type = decltype(normalize_grid(grid));
+  if constexpr (sizeof...(P) != sizeof...(A)) {
+    static_assert(sizeof(kernel_argument_count_mismatch<Name, sizeof...(P), sizeof...(A)>) > 0);
+    return node_t<Name, kernel_body<Function, grid_type, type_list<>, flat_tuple<>>>{};
+  } else if constexpr (!kernel_arguments_pass<Name>(type_list<P...>{}, type_list<A...>{},
+                                                    std::index_sequence_for<A...>{})) {
+    return node_t<Name, kernel_body<Function, grid_type, type_list<>, flat_tuple<>>>{};
+  } else {
+    using body = kernel_body<Function, grid_type, type_list<P...>, flat_tuple<stored_arg<P, A>...>>;
+    return node_t<Name, body>{body{{}, function, normalize_grid(grid), block, shared_bytes,
+                                   make_flat_tuple(store_arg<P>(args)...)}};
+  }
+}
+
+template <class F>
+struct kernel_signature;
+template <class... P>
+struct kernel_signature<void (*)(P...)> {
+  using params = type_list<P...>;
+};
+
+/// A node running nvcc kernel `Kernel` (a __global__ function).
+template <fixed_string Name, auto Kernel, unsigned SharedBytes = 0, class Grid, class Block,
+          class... A>
+  requires std::is_pointer_v<decltype(Kernel)>
+[[nodiscard]] constexpr auto kernel(const Grid& grid, const Block& block, const A&... args) {
+  return make_kernel_node<Name>(static_kernel<Kernel>{},
+                                typename kernel_signature<decltype(Kernel)>::params{}, grid,
+                                dim3(block), SharedBytes, args...);
+}
+
+/// A node running a run-time kernel (NVRTC) of a known signature.
+template <fixed_string Name, unsigned SharedBytes = 0, class... P, class Grid, class Block,
+          class... A>
+[[nodiscard]] auto kernel(const kernel_ref<void(P...)>& k, const Grid& grid, const Block& block,
+                          const A&... args) {
+  return make_kernel_node<Name>(dynamic_kernel<void(P...)>{k}, type_list<P...>{}, grid,
+                                dim3(block), SharedBytes, args...);
+}
+
+}  // namespace cudag::dsl

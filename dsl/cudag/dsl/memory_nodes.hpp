@@ -1,0 +1,203 @@
+#pragma once
+// Nodes that touch memory without a kernel: memcpy, memset (1-D and 2-D,
+// 1/2/4-byte elements), and the graph-owned allocations (mem alloc / free)
+// that produce named buffers.
+//
+//   memcpy<"stage">(dst, src, bytes)
+//   memset<"clear">(y, 0.0f, 1024)           // element size: the fill's size
+//   memset_2d<"clear_tile">(y, pitch_bytes, 7u, width, height)
+//   mem_alloc<"alloc_tmp">(tmp, 1024)        // tmp = buffer<"tmp", float>
+//   mem_free<"free_tmp">(tmp)
+#include <cuda_runtime_api.h>
+
+#include <cstring>
+#include <string_view>
+#include <type_traits>
+
+#include "cudag/dsl/arguments.hpp"
+#include "cudag/dsl/node.hpp"
+
+namespace cudag::dsl {
+
+// ------------------------------------------------------------------ memcpy --
+template <class Dst, class Src>
+struct memcpy_body : leaf_body {
+  static constexpr node_kind kind = node_kind::memcpy;
+  static constexpr auto refs = refs_of<Dst, Src>();
+
+  Dst dst;
+  Src src;
+  std::size_t bytes;
+  cudaMemcpyKind direction;
+
+  struct storage {
+    cudaMemcpy3DParms params;
+  };
+  template <class Root>
+  void fill(storage& s, const value_context<Root>& ctx) const noexcept {
+    s.params = native::memcpy_1d_params(resolve<void*>(dst, ctx), resolve<const void*>(src, ctx),
+                                        bytes, direction);
+  }
+  template <class Root>
+  cudaGraphNode_t lower(storage& s, lower_state<Root>& st, cudaGraph_t g, native::deps_span deps,
+                        std::string_view name) const {
+    fill(s, st.values);
+    cudaGraphNode_t n = nullptr;
+    CUDAG_CUDA_NODE(cudaGraphAddMemcpyNode(&n, g, deps.data(), deps.size(), &s.params), name);
+    return n;
+  }
+  template <std::uint64_t Hash, class Root>
+  void update(storage& s, lower_state<Root>& st, cudaGraphNode_t node, update_target target,
+              std::string_view name) const {
+    fill(s, st.values);
+    if (target == update_target::exec_node)
+      CUDAG_CUDA_NODE(cudaGraphExecMemcpyNodeSetParams(st.exec, node, &s.params), name);
+    else
+      CUDAG_CUDA_NODE(cudaGraphMemcpyNodeSetParams(node, &s.params), name);
+  }
+  [[nodiscard]] node_params spec() const {
+    return memcpy_node{spec_value<void*>(dst), spec_value<const void*>(src), bytes, direction};
+  }
+};
+
+template <fixed_string Name, class Dst, class Src>
+[[nodiscard]] constexpr auto memcpy(const Dst& dst, const Src& src, std::size_t bytes,
+                                    cudaMemcpyKind direction = cudaMemcpyDefault) {
+  static_assert(check_operand<Name, "destination", void*, Dst>() &&
+                check_operand<Name, "source", const void*, Src>());
+  using body = memcpy_body<stored_arg<void*, Dst>, stored_arg<const void*, Src>>;
+  return node_t<Name, body>{
+      body{{}, store_arg<void*>(dst), store_arg<const void*>(src), bytes, direction}};
+}
+
+// ------------------------------------------------------------------ memset --
+template <class Dst, class Fill>
+struct memset_body : leaf_body {
+  static constexpr node_kind kind = node_kind::memset;
+  static constexpr auto refs = refs_of<Dst, Fill>();
+  using fill_type = arg_type<Fill>;
+
+  Dst dst;
+  Fill fill_value;
+  std::size_t width;
+  std::size_t height;
+  std::size_t pitch_bytes;
+
+  struct storage {
+    cudaMemsetParams params;
+  };
+  template <class Root>
+  void fill(storage& s, const value_context<Root>& ctx) const noexcept {
+    const fill_type v = resolve<fill_type>(fill_value, ctx);
+    unsigned bits = 0;
+    std::memcpy(&bits, &v, sizeof(fill_type));
+    s.params = cudaMemsetParams{};
+    s.params.dst = resolve<void*>(dst, ctx);
+    s.params.pitch = height > 1 ? pitch_bytes : 0;
+    s.params.value = bits;
+    s.params.elementSize = sizeof(fill_type);
+    s.params.width = width;
+    s.params.height = height;
+  }
+  template <class Root>
+  cudaGraphNode_t lower(storage& s, lower_state<Root>& st, cudaGraph_t g, native::deps_span deps,
+                        std::string_view name) const {
+    fill(s, st.values);
+    return native::add_memset(g, deps, s.params, name);
+  }
+  template <std::uint64_t Hash, class Root>
+  void update(storage& s, lower_state<Root>& st, cudaGraphNode_t node, update_target target,
+              std::string_view name) const {
+    fill(s, st.values);
+    if (target == update_target::exec_node)
+      CUDAG_CUDA_NODE(cudaGraphExecMemsetNodeSetParams(st.exec, node, &s.params), name);
+    else
+      CUDAG_CUDA_NODE(cudaGraphMemsetNodeSetParams(node, &s.params), name);
+  }
+  [[nodiscard]] node_params spec() const {
+    return memset_node{spec_value<void*>(dst), spec_value<fill_type>(fill_value),
+                       unsigned(sizeof(fill_type)), width, height, pitch_bytes};
+  }
+};
+
+template <class F>
+inline constexpr bool is_memset_fill =
+    (std::is_integral_v<F> || std::is_floating_point_v<F>) &&
+    (sizeof(F) == 1 || sizeof(F) == 2 || sizeof(F) == 4);
+
+/// `height` rows of `width` elements, rows `pitch_bytes` apart.
+template <fixed_string Name, class Dst, class Fill>
+[[nodiscard]] constexpr auto memset_2d(const Dst& dst, std::size_t pitch_bytes, const Fill& fill,
+                                       std::size_t width, std::size_t height) {
+  static_assert(check_operand<Name, "destination", void*, Dst>());
+  if constexpr (!is_memset_fill<arg_type<Fill>>)
+    static_assert(sizeof(node_operand_has_wrong_type<Name, "fill (1, 2 or 4 bytes)", unsigned,
+                                                     Fill>) > 0);
+  using body = memset_body<stored_arg<void*, Dst>, Fill>;
+  return node_t<Name, body>{body{{}, store_arg<void*>(dst), fill, width, height, pitch_bytes}};
+}
+
+/// `count` elements set to `fill`; the element size is the fill's size.
+template <fixed_string Name, class Dst, class Fill>
+[[nodiscard]] constexpr auto memset(const Dst& dst, const Fill& fill, std::size_t count) {
+  return memset_2d<Name>(dst, 0, fill, count, 1);
+}
+
+// ---------------------------------------------------------------- mem alloc --
+template <fixed_string Buffer, class T>
+struct alloc_body : leaf_body {
+  static constexpr node_kind kind = node_kind::mem_alloc;
+  static constexpr std::string_view allocates = Buffer.view();
+  static constexpr std::array<ref_info, 1> refs{
+      ref_info{ref_kind::buffer, name_hash(Buffer.view()), Buffer.view(), type_id_of<T>}};
+
+  std::size_t count;
+  int device;
+
+  struct storage {};
+  template <class Root>
+  cudaGraphNode_t lower(storage&, lower_state<Root>& st, cudaGraph_t g, native::deps_span deps,
+                        std::string_view name) const {
+    const native::allocation a = native::add_mem_alloc(g, deps, count * sizeof(T), device, name);
+    constexpr std::size_t slot = Root::shape.buffer_slot(name_hash(Buffer.view()));
+    const_cast<void**>(st.values.buffers)[slot] = a.pointer;
+    return a.node;
+  }
+  template <std::uint64_t Hash, class Root>
+  void update(storage&, lower_state<Root>&, cudaGraphNode_t, update_target, std::string_view) const {}
+  [[nodiscard]] node_params spec() const {
+    return mem_alloc_node{std::string(Buffer.view()), count * sizeof(T), device};
+  }
+};
+
+template <fixed_string Name, fixed_string Buffer, class T>
+[[nodiscard]] constexpr auto mem_alloc(buffer_t<Buffer, T>, std::size_t count, int device = -1) {
+  using body = alloc_body<Buffer, T>;
+  return node_t<Name, body>{body{{}, count, device}};
+}
+
+template <fixed_string Buffer>
+struct free_body : leaf_body {
+  static constexpr node_kind kind = node_kind::mem_free;
+  static constexpr std::string_view frees = Buffer.view();
+  static constexpr std::array<ref_info, 1> refs{
+      ref_info{ref_kind::buffer, name_hash(Buffer.view()), Buffer.view(), nullptr}};
+
+  struct storage {};
+  template <class Root>
+  cudaGraphNode_t lower(storage&, lower_state<Root>& st, cudaGraph_t g, native::deps_span deps,
+                        std::string_view name) const {
+    constexpr std::size_t slot = Root::shape.buffer_slot(name_hash(Buffer.view()));
+    return native::add_mem_free(g, deps, st.values.buffers[slot], name);
+  }
+  template <std::uint64_t Hash, class Root>
+  void update(storage&, lower_state<Root>&, cudaGraphNode_t, update_target, std::string_view) const {}
+  [[nodiscard]] node_params spec() const { return mem_free_node{std::string(Buffer.view())}; }
+};
+
+template <fixed_string Name, fixed_string Buffer, class T>
+[[nodiscard]] constexpr auto mem_free(buffer_t<Buffer, T>) {
+  return node_t<Name, free_body<Buffer>>{};
+}
+
+}  // namespace cudag::dsl
