@@ -25,6 +25,10 @@ enum class rebind_path { none, node_setters, whole_graph_update };
 inline constexpr double whole_graph_update_fraction = 0.5;
 inline constexpr std::size_t whole_graph_update_minimum = 16;
 
+/// automatic: the rule above; the others force one path (benchmarks, or a
+/// caller who measured their own graph).
+enum class rebind_policy { automatic, node_setters, whole_graph_update };
+
 class exec {
  public:
   exec(exec&&) noexcept;
@@ -50,6 +54,7 @@ class exec {
   rebind_path rebind(std::span<const binding> bindings);
   rebind_path rebind_bytes(std::string_view name, const type_tag& type, const void* bytes,
                            std::size_t size);
+  void set_rebind_policy(rebind_policy policy) noexcept;
 
   /// Updates the executable graph from `changed` (same topology, new
   /// parameters) with cudaGraphExecUpdate. Throws cudag::error naming the

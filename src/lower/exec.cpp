@@ -254,8 +254,10 @@ rebind_path exec::flush_dirty() {
   const bool many = static_cast<double>(top_level) >
                         whole_graph_update_fraction * static_cast<double>(st.top_level_index.size()) &&
                     top_level >= whole_graph_update_minimum;
-  const rebind_path path =
-      needs_whole || many ? rebind_path::whole_graph_update : rebind_path::node_setters;
+  const bool whole = needs_whole || (st.policy == rebind_policy::automatic
+                                         ? many
+                                         : st.policy == rebind_policy::whole_graph_update);
+  const rebind_path path = whole ? rebind_path::whole_graph_update : rebind_path::node_setters;
   cudaGraphExec_t exec = st.core.native_exec();
   auto clear = [&] {
     for (std::uint32_t i : st.dirty_scratch) st.nodes[i].dirty = false;
@@ -284,6 +286,8 @@ rebind_path exec::flush_dirty() {
   clear();
   return path;
 }
+
+void exec::set_rebind_policy(rebind_policy policy) noexcept { impl_->policy = policy; }
 
 cudaStream_t exec::capture_stream() {
   if (!impl_->capture_stream) impl_->capture_stream = make_stream();

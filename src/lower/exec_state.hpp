@@ -125,6 +125,7 @@ struct exec::impl {
   detail::name_map<std::uint32_t> top_level_index;  ///< top-level name -> nodes index
   std::vector<std::shared_ptr<const void>> retired;  ///< host states replaced by rebinds
   unique_stream capture_stream;           ///< for re-recording captured nodes
-  std::vector<std::uint32_t> dirty_scratch;  ///< reused by rebind: no allocation after warm-up
+  std::vector<std::uint32_t> dirty_scratch;
+  rebind_policy policy = rebind_policy::automatic;  ///< reused by rebind: no allocation after warm-up
 };
 }  // namespace cudag
