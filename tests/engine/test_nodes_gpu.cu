@@ -279,3 +279,58 @@ TEST(EngineNodes, UnboundParameterIsRefusedBeforeAnyCudaCall) {
     EXPECT_NE(std::string(err.what()).find("'x'"), std::string::npos) << err.what();
   }
 }
+
+TEST(EngineNodes, ChildWithAllocAndFreeGoesInByOwnershipMove) {
+  CUDAG_REQUIRE_GPU();
+  constexpr int n = 96;
+  cudag::device_buffer<float> out(n);
+  upload(out, std::vector<float>(n, poison));
+  cudag::builder outer("outer");
+  auto po = outer.param<float*>("out");
+  cudag::builder inner("scratch_user");
+  auto [alloc, tmp] = inner.alloc<float>("tmp", n);
+  auto f = inner.kernel("fill", CUDAG_KERNEL(fill_iota), cudag::launch(1, n), tmp, 9.0f, n);
+  auto cp = inner.memcpy("copy_out", po, tmp, n * sizeof(float));
+  auto fr = inner.free("free_tmp", tmp);
+  inner.chain(alloc, f, cp, fr);
+  outer.child("stage", inner.build());
+  const cudag::binding binds[] = {cudag::bind("out", out.data())};
+  auto e = cudag::instantiate(outer.build(), binds);
+  auto s = cudag::make_stream();
+  for (int i = 0; i < 5; ++i) e.launch(s.get());
+  e.synchronize(s.get());
+  const auto h = read_back(out);
+  for (int i = 0; i < n; ++i) ASSERT_FLOAT_EQ(h[i], 9.0f + i) << i;
+}
+
+TEST(EngineNodes, InstantiateOptionsAndDriverPicture) {
+  CUDAG_REQUIRE_GPU();
+  constexpr int n = 64;
+  cudag::device_buffer<float> out(n);
+  upload(out, std::vector<float>(n, poison));
+  cudag::builder b("options");
+  auto po = b.param<float*>("out");
+  // Allocated and never freed by the graph: auto-free-on-launch frees it
+  // before the next launch, so replays do not fail with an allocation error.
+  auto [alloc, tmp] = b.alloc<float>("tmp", n);
+  cudag::launch_config config = cudag::launch(1, n);
+  config.priority = 1;
+  auto f = b.kernel("fill", CUDAG_KERNEL(fill_iota), config, tmp, 2.0f, n);
+  auto cp = b.memcpy("copy_out", po, tmp, n * sizeof(float));
+  b.chain(alloc, f, cp);
+  auto s = cudag::make_stream();
+  cudag::instantiate_options options;
+  options.auto_free_on_launch = true;
+  options.use_node_priority = true;
+  options.upload = true;
+  options.upload_stream = s.get();
+  const cudag::binding binds[] = {cudag::bind("out", out.data())};
+  auto e = cudag::instantiate(b.build(), binds, options);
+  for (int i = 0; i < 3; ++i) e.launch(s.get());
+  e.synchronize(s.get());
+  ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+  EXPECT_FLOAT_EQ(read_back(out)[10], 12.0f);
+  const std::string dot = e.driver_dot();
+  EXPECT_NE(dot.find("digraph"), std::string::npos);
+  EXPECT_NE(dot.find("MEM_ALLOC"), std::string::npos) << dot.substr(0, 400);
+}

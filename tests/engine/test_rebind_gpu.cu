@@ -315,3 +315,31 @@ TEST(Rebind, DeviceScalarChangesBetweenReplaysInStreamOrder) {
   EXPECT_FLOAT_EQ(read_back(a)[3], 7.0f * 4.0f);
   EXPECT_FLOAT_EQ(factor.read(s.get()), 7.0f);
 }
+
+TEST(Rebind, ParameterInsideChildGraphUsesWholeGraphUpdate) {
+  CUDAG_REQUIRE_GPU();
+  constexpr int n = 48;
+  cudag::device_buffer<float> a(n), c(n);
+  fill(a, poison);
+  fill(c, poison);
+  cudag::builder outer("outer");
+  auto px = outer.param<float*>("x");
+  auto pstart = outer.param<float>("start");
+  cudag::builder inner("inner");
+  inner.kernel("fill", CUDAG_KERNEL(fill_iota), cudag::launch(1, n), px, pstart, n);
+  outer.child("stage", inner.build());
+  const cudag::binding binds[] = {cudag::bind("x", a.data()), cudag::bind("start", 1.0f)};
+  auto e = cudag::instantiate(outer.build(), binds);
+  auto s = cudag::make_stream();
+  e.launch(s.get());
+  const cudag::binding changes[] = {cudag::bind("x", c.data()), cudag::bind("start", 50.0f)};
+  EXPECT_EQ(e.rebind(changes), cudag::rebind_path::whole_graph_update);
+  EXPECT_EQ(e.readers_of("x"), std::vector<std::string>{"stage/fill"});
+  e.launch(s.get());
+  e.synchronize(s.get());
+  const auto ha = read_back(a), hc = read_back(c);
+  for (int i = 0; i < n; ++i) {
+    ASSERT_FLOAT_EQ(ha[i], 1.0f + i);
+    ASSERT_FLOAT_EQ(hc[i], 50.0f + i);
+  }
+}
