@@ -1,0 +1,153 @@
+#include "cudag/capture.hpp"
+
+#include <algorithm>
+#include <string>
+
+namespace cudag {
+namespace {
+
+void refuse_legacy_stream(cudaStream_t stream, const char* what) {
+  if (stream == nullptr || stream == cudaStreamLegacy)
+    throw error(std::string(what) +
+                    ": the legacy default stream (stream 0) cannot be captured; capture a created "
+                    "stream or cudaStreamPerThread",
+                cudaErrorStreamCaptureUnsupported, "cudaStreamBeginCapture");
+}
+
+std::vector<cudaGraphNode_t> nodes_of(cudaGraph_t graph) {
+  std::size_t count = 0;
+  CUDAG_CUDA(cudaGraphGetNodes(graph, nullptr, &count));
+  std::vector<cudaGraphNode_t> nodes(count);
+  if (count) CUDAG_CUDA(cudaGraphGetNodes(graph, nodes.data(), &count));
+  nodes.resize(count);
+  return nodes;
+}
+
+}  // namespace
+
+capture_guard::capture_guard(cudaStream_t stream, cudaStreamCaptureMode mode) {
+  refuse_legacy_stream(stream, "capture_guard");
+  CUDAG_CUDA(cudaStreamBeginCapture(stream, mode));
+  stream_ = stream;
+}
+
+capture_guard::capture_guard(cudaGraph_t graph, cudaStream_t stream,
+                             std::span<const cudaGraphNode_t> dependencies,
+                             cudaStreamCaptureMode mode) {
+  if (graph == nullptr)
+    throw error("capture_guard: capturing into an existing graph needs a graph (got null)",
+                cudaErrorInvalidValue, "cudaStreamBeginCaptureToGraph");
+  refuse_legacy_stream(stream, "capture_guard");
+  std::vector<cudaGraphNode_t> before = nodes_of(graph);
+  std::sort(before.begin(), before.end());
+  CUDAG_CUDA(cudaStreamBeginCaptureToGraph(stream, graph, dependencies.data(), nullptr,
+                                           dependencies.size(), mode));
+  stream_ = stream;
+  target_ = graph;
+  target_nodes_before_ = std::move(before);
+}
+
+capture_guard::capture_guard(capture_guard&& other) noexcept
+    : stream_(std::exchange(other.stream_, nullptr)),
+      target_(std::exchange(other.target_, nullptr)),
+      target_nodes_before_(std::move(other.target_nodes_before_)) {}
+
+capture_guard& capture_guard::operator=(capture_guard&& other) noexcept {
+  if (this != &other) {
+    abandon();
+    stream_ = std::exchange(other.stream_, nullptr);
+    target_ = std::exchange(other.target_, nullptr);
+    target_nodes_before_ = std::move(other.target_nodes_before_);
+  }
+  return *this;
+}
+
+capture_guard::~capture_guard() { abandon(); }
+
+unique_graph capture_guard::end() {
+  if (!active())
+    throw error("capture_guard::end: no capture in progress (never begun, already ended, or moved from)",
+                cudaErrorIllegalState, "cudaStreamEndCapture");
+  if (into_existing_graph())
+    throw error("capture_guard::end: this guard captures into an existing graph; use end_into()",
+                cudaErrorIllegalState, "cudaStreamEndCapture");
+  cudaGraph_t graph = nullptr;
+  const cudaError_t code = cudaStreamEndCapture(std::exchange(stream_, nullptr), &graph);
+  unique_graph owned(graph);
+  cuda_check(code, "cudaStreamEndCapture");
+  return owned;
+}
+
+std::vector<cudaGraphNode_t> capture_guard::end_into() {
+  if (!active())
+    throw error("capture_guard::end_into: no capture in progress (never begun, already ended, or moved from)",
+                cudaErrorIllegalState, "cudaStreamEndCapture");
+  if (!into_existing_graph())
+    throw error("capture_guard::end_into: this guard captures into a new graph; use end()",
+                cudaErrorIllegalState, "cudaStreamEndCapture");
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  const cudaGraphNode_t* leaves = nullptr;
+  std::size_t leaf_count = 0;
+  const cudaError_t info =
+      cudaStreamGetCaptureInfo(stream_, &status, nullptr, nullptr, &leaves, nullptr, &leaf_count);
+  std::vector<cudaGraphNode_t> result;
+  if (info == cudaSuccess) result.assign(leaves, leaves + leaf_count);
+  cudaGraph_t graph = nullptr;
+  const cudaError_t code = cudaStreamEndCapture(std::exchange(stream_, nullptr), &graph);
+  target_ = nullptr;
+  target_nodes_before_.clear();
+  cuda_check(info, "cudaStreamGetCaptureInfo");
+  cuda_check(code, "cudaStreamEndCapture");
+  return result;
+}
+
+void capture_guard::abandon() noexcept {
+  if (!active()) return;
+  cudaGraph_t graph = nullptr;
+  (void)cudaStreamEndCapture(std::exchange(stream_, nullptr), &graph);
+  if (target_ == nullptr) {
+    if (graph) (void)cudaGraphDestroy(graph);
+  } else {
+    // Remove what the abandoned region added to the caller's graph.
+    try {
+      for (cudaGraphNode_t n : nodes_of(target_))
+        if (!std::binary_search(target_nodes_before_.begin(), target_nodes_before_.end(), n))
+          (void)cudaGraphDestroyNode(n);
+    } catch (...) {
+      // nothing more can be done while unwinding
+    }
+    target_ = nullptr;
+    target_nodes_before_.clear();
+  }
+  (void)cudaGetLastError();  // an invalidated capture must not fail the thread's next call
+}
+
+capture_mode_scope::capture_mode_scope(cudaStreamCaptureMode mode) : previous_(mode) {
+  CUDAG_CUDA(cudaThreadExchangeStreamCaptureMode(&previous_));
+}
+
+capture_mode_scope::~capture_mode_scope() { (void)cudaThreadExchangeStreamCaptureMode(&previous_); }
+
+cudaGraphNode_t append_child_to_capture(cudaStream_t stream, cudaGraph_t child) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  cudaGraph_t graph = nullptr;
+  const cudaGraphNode_t* deps = nullptr;
+  std::size_t dep_count = 0;
+  CUDAG_CUDA(cudaStreamGetCaptureInfo(stream, &status, nullptr, &graph, &deps, nullptr, &dep_count));
+  if (status != cudaStreamCaptureStatusActive || graph == nullptr)
+    throw error("append_child_to_capture: the stream is not being captured",
+                cudaErrorStreamCaptureImplicit, "cudaStreamGetCaptureInfo");
+  cudaGraphNode_t node = nullptr;
+  CUDAG_CUDA(cudaGraphAddChildGraphNode(&node, graph, deps, dep_count, child));
+  CUDAG_CUDA(cudaStreamUpdateCaptureDependencies(stream, &node, nullptr, 1,
+                                                 cudaStreamSetCaptureDependencies));
+  return node;
+}
+
+bool is_capturing(cudaStream_t stream) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  CUDAG_CUDA(cudaStreamIsCapturing(stream, &status));
+  return status == cudaStreamCaptureStatusActive;
+}
+
+}  // namespace cudag
