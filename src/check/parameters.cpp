@@ -93,11 +93,11 @@ void check_bindings(const spec_tree& tree, std::span<const binding> bindings) {
     }
     if (!binds_to(b.type, d.decl->type)) {
       auto users = users_of(tree, b.name);
-      throw check_error("parameter '" + b.name + "' is declared as " + d.decl->type.name() +
+      std::string message = "parameter '" + b.name + "' is declared as " + d.decl->type.name() +
                             " in " + tree.at(d.frame).view.description() +
                             " but bound to a value of type " + b.type.name() +
-                            used_by_phrase(users),
-                        std::move(users));
+                            used_by_phrase(users);
+      throw check_error(std::move(message), std::move(users));
     }
     bound[it->second] = &b;
   }
@@ -106,10 +106,10 @@ void check_bindings(const spec_tree& tree, std::span<const binding> bindings) {
     if (bound[i]) continue;
     const first_declaration& d = declared[i];
     auto users = users_of(tree, d.decl->name);
-    throw check_error("parameter '" + d.decl->name + "' (" + d.decl->type.name() +
+    std::string message = "parameter '" + d.decl->name + "' (" + d.decl->type.name() +
                           ", declared in " + tree.at(d.frame).view.description() +
-                          ") is not bound" + used_by_phrase(users),
-                      std::move(users));
+                          ") is not bound" + used_by_phrase(users);
+    throw check_error(std::move(message), std::move(users));
   }
 }
 

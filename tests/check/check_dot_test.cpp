@@ -1,0 +1,133 @@
+// DOT pictures: nodes, kinds, key parameters, clusters, edges, escaping.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "cudag/dot.hpp"
+#include "spec_helpers.hpp"
+
+namespace cudag {
+namespace {
+using namespace check_test;
+
+std::size_t count_of(const std::string& text, const std::string& part) {
+  std::size_t count = 0;
+  for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++count;
+  return count;
+}
+
+graph_spec pictured() {
+  const graph_spec body = graph({make_node("step", kernel({condition("go")})),
+                                 empty("after_step", {"step"})});
+  return graph({make_node("alloc", alloc("tmp", 4096)),
+                make_node("scale", kernel({buffer<float*>("tmp"), param<int>("n")}), {"alloc"}),
+                make_node("loop", conditional(conditional_kind::while_loop, "go", {body}), {"scale"}),
+                make_node("free", free_of("tmp"), {"loop"})},
+               {declare<int>("n")}, {declare_condition("go")}, "pictured");
+}
+
+TEST(Dot, HasNodesKindsAndKeyParameters) {
+  const std::string dot = to_dot(pictured());
+  EXPECT_EQ(dot.rfind("digraph \"pictured\" {", 0), 0u) << dot;
+  EXPECT_NE(dot.find("\"scale\\nkernel\\nsome_kernel\\ngrid (4,1,1) block (128,1,1)"),
+            std::string::npos)
+      << dot;
+  EXPECT_NE(dot.find("reads: buffer tmp, param n"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("\"alloc\\nmem_alloc\\nbuffer tmp, 4096 B\""), std::string::npos) << dot;
+  EXPECT_NE(dot.find("\"free\\nmem_free\\nbuffer tmp\""), std::string::npos) << dot;
+  EXPECT_EQ(dot.back(), '\n');
+  EXPECT_EQ(count_of(dot, "{"), count_of(dot, "}"));
+}
+
+TEST(Dot, ConditionalBodyIsACluster) {
+  const std::string dot = to_dot(pictured());
+  EXPECT_NE(dot.find("subgraph cluster_n2 {"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("\"loop\\nwhile (go)\""), std::string::npos) << dot;
+  EXPECT_NE(dot.find("\"step\\nkernel"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("\"after_step\\nempty\""), std::string::npos) << dot;
+  // The body's nodes sit between the cluster's opening and the edge into the loop.
+  const auto cluster = dot.find("subgraph cluster_n2 {");
+  EXPECT_LT(cluster, dot.find("\"step\\nkernel"));
+}
+
+TEST(Dot, EdgesUseClusterBordersForNestedGraphs) {
+  const std::string dot = to_dot(pictured());
+  // Node ids in declaration order: alloc n0, scale n1, loop n2 (step n3, after_step n4), free n5.
+  EXPECT_NE(dot.find("n0 -> n1;"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("n1 -> n2 [lhead=cluster_n2];"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("n2 -> n5 [ltail=cluster_n2];"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("n3 -> n4;"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("compound=true"), std::string::npos);
+}
+
+TEST(Dot, NumberedBodiesAndChildGraphsAreClusters) {
+  auto child = std::make_shared<graph_spec>(graph({empty("inside")}, {}, {}, "helper"));
+  const graph_spec g = graph(
+      {make_node("sub", child_node{child}),
+       make_node("branch", conditional(conditional_kind::if_else, "c",
+                                       {graph({empty("yes")}), graph({empty("no")})}),
+                 {"sub"})},
+      {}, {declare_condition("c")});
+  const std::string dot = to_dot(g);
+  EXPECT_NE(dot.find("subgraph cluster_n0 {"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("\"sub\\nchild graph helper\""), std::string::npos) << dot;
+  EXPECT_NE(dot.find("subgraph cluster_n2_b0 {"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("subgraph cluster_n2_b1 {"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("label=\"then\""), std::string::npos) << dot;
+  EXPECT_NE(dot.find("label=\"else\""), std::string::npos) << dot;
+  EXPECT_NE(dot.find("n0 -> n2 [ltail=cluster_n0, lhead=cluster_n2];"), std::string::npos) << dot;
+}
+
+TEST(Dot, NamesAreEscaped) {
+  const graph_spec g = graph({empty("say \"hi\""), empty("back\\slash", {"say \"hi\""})});
+  const std::string dot = to_dot(g);
+  EXPECT_NE(dot.find("label=\"say \\\"hi\\\"\\nempty\""), std::string::npos) << dot;
+  EXPECT_NE(dot.find("label=\"back\\\\slash\\nempty\""), std::string::npos) << dot;
+  EXPECT_EQ(dot.find("say \"hi\""), std::string::npos) << "an unescaped quote: " << dot;
+}
+
+TEST(Dot, UnknownDependencyIsDrawnAsMissing) {
+  const graph_spec g = graph({empty("a", {"ghost"})});
+  const std::string dot = to_dot(g);
+  EXPECT_NE(dot.find("\"ghost\\n(missing)\""), std::string::npos) << dot;
+}
+
+TEST(Dot, WriteDotAndRenderSvg) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("cudag_dot_test_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string dot_path = (dir / "pictured.dot").string();
+  const std::string svg_path = (dir / "pictured.svg").string();
+  write_dot(pictured(), dot_path);
+  std::ifstream in(dot_path);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(), to_dot(pictured()));
+
+  const bool rendered = render_svg(dot_path, svg_path);
+  const bool graphviz_installed = std::system("command -v dot >/dev/null 2>&1") == 0;
+  EXPECT_EQ(rendered, graphviz_installed);
+  if (rendered) {
+    std::ifstream svg(svg_path);
+    std::stringstream svg_text;
+    svg_text << svg.rdbuf();
+    EXPECT_NE(svg_text.str().find("<svg"), std::string::npos);
+  }
+  EXPECT_FALSE(render_svg((dir / "does_not_exist.dot").string(), svg_path + ".2"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Dot, WriteDotToBadPathThrowsNamingThePath) {
+  try {
+    write_dot(pictured(), "/nonexistent_dir_for_cudag/x.dot");
+    ADD_FAILURE() << "expected cudag::error";
+  } catch (const error& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent_dir_for_cudag/x.dot"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace cudag
