@@ -134,6 +134,12 @@ std::string details_of(const node& n) {
       n.params);
 }
 
+// Layout of a nested graph: a cluster whose top is a header node (the
+// child or conditional node itself; incoming edges end there, clipped at the
+// cluster's border) and whose bottom is an invisible exit point below every
+// body node (outgoing edges start there), so successors are drawn below the
+// whole body. Edges are written in the cluster that holds both ends: DOT
+// makes a node a member of every subgraph whose statements mention it.
 class dot_writer {
  public:
   std::string write(const graph_spec& spec) {
@@ -148,40 +154,52 @@ class dot_writer {
 
  private:
   struct drawn {
-    std::string id;
+    std::string entry;    // where incoming edges end
+    std::string exit;     // where outgoing edges start
     std::string cluster;  // "" unless the node is drawn as a cluster
+  };
+
+  struct graph_drawing {
+    std::vector<drawn> nodes;
+    std::vector<std::size_t> roots;  // nodes without dependencies
+    std::vector<std::size_t> sinks;  // nodes no other node depends on
   };
 
   std::string next_id() { return cat({"n", std::to_string(counter_++)}); }
 
   // Declares every node of `spec` (recursing into clusters), then its edges.
-  std::vector<drawn> write_graph(const graph_spec& spec, const std::string& indent) {
-    std::vector<drawn> ids;
-    ids.reserve(spec.nodes.size());
+  graph_drawing write_graph(const graph_spec& spec, const std::string& indent) {
+    graph_drawing drawing;
+    drawing.nodes.reserve(spec.nodes.size());
     std::unordered_map<std::string_view, std::size_t> by_name;
     for (std::size_t i = 0; i < spec.nodes.size(); ++i) {
       by_name.emplace(spec.nodes[i].name, i);
-      ids.push_back(write_node(spec.nodes[i], indent));
+      drawing.nodes.push_back(write_node(spec.nodes[i], indent));
     }
+    std::vector<bool> has_dependent(spec.nodes.size(), false);
     for (std::size_t v = 0; v < spec.nodes.size(); ++v) {
+      if (spec.nodes[v].deps.empty()) drawing.roots.push_back(v);
       for (const std::string& dep : spec.nodes[v].deps) {
         auto found = by_name.find(dep);
         drawn from;
         if (found == by_name.end()) {
-          from.id = next_id();
-          out_ += indent + from.id + " [label=" + quoted(dep + "\n(missing)") +
+          from.entry = from.exit = next_id();
+          out_ += indent + from.entry + " [label=" + quoted(dep + "\n(missing)") +
                   ", shape=box, style=dashed, color=red, fontcolor=red];\n";
         } else {
-          from = ids[found->second];
+          from = drawing.nodes[found->second];
+          has_dependent[found->second] = true;
         }
-        write_edge(from, ids[v], indent);
+        write_edge(from, drawing.nodes[v], indent);
       }
     }
-    return ids;
+    for (std::size_t v = 0; v < spec.nodes.size(); ++v)
+      if (!has_dependent[v]) drawing.sinks.push_back(v);
+    return drawing;
   }
 
   void write_edge(const drawn& from, const drawn& to, const std::string& indent) {
-    out_ += indent + from.id + " -> " + to.id;
+    out_ += indent + from.exit + " -> " + to.entry;
     std::string attrs;
     if (!from.cluster.empty()) attrs += "ltail=" + from.cluster;
     if (!to.cluster.empty()) attrs += (attrs.empty() ? "" : ", ") + ("lhead=" + to.cluster);
@@ -190,62 +208,72 @@ class dot_writer {
   }
 
   drawn write_node(const node& n, const std::string& indent) {
-    drawn self{next_id(), ""};
     const auto* child = std::get_if<child_node>(&n.params);
     const auto* cond = std::get_if<conditional_node>(&n.params);
-    if ((child && child->graph) || cond) {
-      self.cluster = "cluster_" + self.id;
-      std::string header = n.name + "\n";
-      if (child) {
-        header += "child graph";
-        if (!child->graph->name.empty()) header += " " + child->graph->name;
-      } else {
-        header += std::string(kind_name(cond->kind)) + " (" + cond->condition + ")";
-      }
-      out_ += indent + "subgraph " + self.cluster + " {\n";
-      const std::string inner = indent + "  ";
-      out_ += inner + "label=" + quoted(n.name) + ";\n";
-      out_ += inner + "style=\"rounded" + (cond ? ",dashed" : "") + "\"; color=\"#666666\";\n";
-      out_ += inner + self.id + " [label=" + quoted(header) +
-              ", shape=box, fillcolor=\"#eeeeee\"];\n";
-      if (child) {
-        write_body(self.id, *child->graph, inner);
-      } else if (cond->bodies.size() == 1 && cond->kind != conditional_kind::switch_case) {
-        write_body(self.id, cond->bodies.front(), inner);
-      } else {
-        for (std::size_t b = 0; b < cond->bodies.size(); ++b) {
-          std::string label = cond->kind == conditional_kind::if_else
-                                  ? (b == 0 ? "then" : "else")
-                                  : "case " + std::to_string(b);
-          out_ += inner + "subgraph " + self.cluster + "_b" + std::to_string(b) + " {\n";
-          out_ += inner + "  label=" + quoted(label) + ";\n";
-          write_body(self.id, cond->bodies[b], inner + "  ");
-          out_ += inner + "}\n";
-        }
-      }
-      out_ += indent + "}\n";
-      return self;
-    }
+    if ((child && child->graph) || cond) return write_cluster(n, child, cond, indent);
 
+    const std::string id = next_id();
     const kind_style style = style_of(n.kind());
     std::string label = n.name + "\n" + std::string(kind_name(n.kind()));
     if (std::string details = details_of(n); !details.empty()) label += "\n" + details;
     if (std::string reads = named_operands(n); !reads.empty()) label += "\n" + reads;
-    out_ += indent + self.id + " [label=" + quoted(label) + ", shape=" + std::string(style.shape) +
+    out_ += indent + id + " [label=" + quoted(label) + ", shape=" + std::string(style.shape) +
             ", fillcolor=" + quoted(style.fill) + "];\n";
-    return self;
+    return drawn{id, id, ""};
   }
 
-  // A body's nodes and edges, with dashed arrows from the enclosing node's
-  // header to the body's entry nodes so the layout reads top-down.
-  void write_body(const std::string& header_id, const graph_spec& body, const std::string& indent) {
-    const std::vector<drawn> ids = write_graph(body, indent);
-    for (std::size_t i = 0; i < body.nodes.size(); ++i) {
-      if (!body.nodes[i].deps.empty()) continue;
-      out_ += indent + header_id + " -> " + ids[i].id + " [style=dashed, arrowhead=none";
-      if (!ids[i].cluster.empty()) out_ += ", lhead=" + ids[i].cluster;
-      out_ += "];\n";
+  drawn write_cluster(const node& n, const child_node* child, const conditional_node* cond,
+                      const std::string& indent) {
+    const std::string id = next_id();
+    drawn self{id, id + "_exit", "cluster_" + id};
+    std::string header = n.name + "\n";
+    if (child) {
+      header += "child graph";
+      if (!child->graph->name.empty()) header += " " + child->graph->name;
+    } else {
+      header += std::string(kind_name(cond->kind)) + " (" + cond->condition + ")";
     }
+    const std::string inner = indent + "  ";
+    out_ += indent + "subgraph " + self.cluster + " {\n";
+    out_ += inner + "label=" + quoted(n.name) + ";\n";
+    out_ += inner + "style=\"rounded" + (cond ? ",dashed" : "") + "\"; color=\"#666666\";\n";
+    out_ += inner + id + " [label=" + quoted(header) + ", shape=box, fillcolor=\"#eeeeee\"];\n";
+    out_ += inner + self.exit + " [shape=point, style=invis, width=0, height=0, label=\"\"];\n";
+
+    std::vector<graph_drawing> bodies;
+    if (child) {
+      bodies.push_back(write_graph(*child->graph, inner));
+    } else if (cond->bodies.size() == 1 && cond->kind != conditional_kind::switch_case) {
+      bodies.push_back(write_graph(cond->bodies.front(), inner));
+    } else {
+      for (std::size_t b = 0; b < cond->bodies.size(); ++b) {
+        std::string label = cond->kind == conditional_kind::if_else
+                                ? (b == 0 ? "then" : "else")
+                                : "case " + std::to_string(b);
+        out_ += inner + "subgraph " + self.cluster + "_b" + std::to_string(b) + " {\n";
+        out_ += inner + "  label=" + quoted(label) + ";\n";
+        bodies.push_back(write_graph(cond->bodies[b], inner + "  "));
+        out_ += inner + "}\n";
+      }
+    }
+    // Dashed arrows from the header into each body; invisible ones from each
+    // body's sinks to the exit point.
+    bool any_body_node = false;
+    for (const graph_drawing& body : bodies) {
+      for (std::size_t r : body.roots) {
+        const drawn& root = body.nodes[r];
+        out_ += inner + id + " -> " + root.entry + " [style=dashed, arrowhead=none";
+        if (!root.cluster.empty()) out_ += ", lhead=" + root.cluster;
+        out_ += "];\n";
+      }
+      for (std::size_t k : body.sinks) {
+        out_ += inner + body.nodes[k].exit + " -> " + self.exit + " [style=invis];\n";
+        any_body_node = true;
+      }
+    }
+    if (!any_body_node) out_ += inner + id + " -> " + self.exit + " [style=invis];\n";
+    out_ += indent + "}\n";
+    return self;
   }
 
   std::string out_;

@@ -55,10 +55,14 @@ TEST(Dot, ConditionalBodyIsACluster) {
 
 TEST(Dot, EdgesUseClusterBordersForNestedGraphs) {
   const std::string dot = to_dot(pictured());
-  // Node ids in declaration order: alloc n0, scale n1, loop n2 (step n3, after_step n4), free n5.
+  // Ids in declaration order: alloc n0, scale n1, loop n2 (step n3, after_step n4), free n5;
+  // a cluster's entry is its header node, its exit an invisible point.
   EXPECT_NE(dot.find("n0 -> n1;"), std::string::npos) << dot;
   EXPECT_NE(dot.find("n1 -> n2 [lhead=cluster_n2];"), std::string::npos) << dot;
-  EXPECT_NE(dot.find("n2 -> n5 [ltail=cluster_n2];"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("n2_exit -> n5 [ltail=cluster_n2];"), std::string::npos) << dot;
+  // Header into the body, body's sink to the exit point.
+  EXPECT_NE(dot.find("n2 -> n3 [style=dashed"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("n4 -> n2_exit [style=invis];"), std::string::npos) << dot;
   EXPECT_NE(dot.find("n3 -> n4;"), std::string::npos) << dot;
   EXPECT_NE(dot.find("compound=true"), std::string::npos);
 }
@@ -78,7 +82,11 @@ TEST(Dot, NumberedBodiesAndChildGraphsAreClusters) {
   EXPECT_NE(dot.find("subgraph cluster_n2_b1 {"), std::string::npos) << dot;
   EXPECT_NE(dot.find("label=\"then\""), std::string::npos) << dot;
   EXPECT_NE(dot.find("label=\"else\""), std::string::npos) << dot;
-  EXPECT_NE(dot.find("n0 -> n2 [ltail=cluster_n0, lhead=cluster_n2];"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("n0_exit -> n2 [ltail=cluster_n0, lhead=cluster_n2];"), std::string::npos)
+      << dot;
+  // The header stays in its own cluster, outside the bodies' clusters.
+  const auto header = dot.find("n2 [label=\"branch\\nif_else (c)\"");
+  EXPECT_LT(header, dot.find("subgraph cluster_n2_b0 {")) << dot;
 }
 
 TEST(Dot, NamesAreEscaped) {
