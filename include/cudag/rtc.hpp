@@ -160,6 +160,9 @@ template <class Signature>
 [[nodiscard]] kernel<Signature> compile_kernel(const source& src, std::string name_expression,
                                                const options& opts = {}) {
   auto program = compile(src, {name_expression}, opts);
+  // Refuse a wrong declaration before anything is loaded.
+  check_signature(name_expression, program->lowered_name(name_expression),
+                  declared_parameters<Signature>::get());
   return kernel<Signature>(module::load(std::move(program)), std::move(name_expression));
 }
 

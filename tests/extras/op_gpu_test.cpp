@@ -1,0 +1,51 @@
+// A user-defined op (cublasSaxpy, see saxpy_op.hpp) as a node, run on a GPU.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "cudag/exec.hpp"
+#include "cudag/handles.hpp"
+#include "cudag/op.hpp"
+#include "gpu_support.hpp"
+#include "saxpy_op.hpp"
+
+TEST(UserOpGpu, SaxpyOpRunsAndRebinds) {
+  CUDAG_REQUIRE_GPU();
+  constexpr int count = 3000;
+  std::vector<float> hx(count), hy(count);
+  for (int i = 0; i < count; ++i) {
+    hx[i] = 1.0f + float(i % 7);
+    hy[i] = 0.5f * float(i % 3) - 4.0f;
+  }
+  cudag::device_buffer<float> dx(count), dy(count);
+  CUDAG_EXPECT_CUDA(cudaMemcpy(dx.data(), hx.data(), dx.bytes(), cudaMemcpyHostToDevice));
+  CUDAG_EXPECT_CUDA(cudaMemcpy(dy.data(), hy.data(), dy.bytes(), cudaMemcpyHostToDevice));
+
+  cudag::builder b("user_op");
+  auto alpha = b.param<float>("alpha");
+  auto x = b.param<const float*>("x");
+  auto y = b.param<float*>("y");
+  auto first = cudag::add_op(b, "saxpy", user_ops::saxpy{count}, alpha, x, y);
+  auto second = cudag::add_op(b, "saxpy_again", user_ops::saxpy{count}, 1.0f, x, y);
+  b.edge(first, second);
+  const std::vector<cudag::binding> bindings{cudag::bind("alpha", 2.0f),
+                                             cudag::bind("x", static_cast<const float*>(dx.data())),
+                                             cudag::bind("y", dy.data())};
+  auto stream = cudag::make_stream();
+  auto exec = cudag::instantiate(b.build(), bindings);
+  exec.launch(stream.get());
+  CUDAG_EXPECT_CUDA(cudaGetLastError());
+  exec.synchronize(stream.get());
+
+  std::vector<float> ry(count, -1.0f);
+  CUDAG_EXPECT_CUDA(cudaMemcpy(ry.data(), dy.data(), dy.bytes(), cudaMemcpyDeviceToHost));
+  for (int i = 0; i < count; ++i) ASSERT_EQ(ry[i], hy[i] + 3.0f * hx[i]) << i;
+
+  exec.rebind("alpha", -1.0f);  // y += (-1 + 1) x: unchanged
+  exec.launch(stream.get());
+  CUDAG_EXPECT_CUDA(cudaGetLastError());
+  exec.synchronize(stream.get());
+  std::vector<float> again(count, -1.0f);
+  CUDAG_EXPECT_CUDA(cudaMemcpy(again.data(), dy.data(), dy.bytes(), cudaMemcpyDeviceToHost));
+  EXPECT_EQ(again, ry);
+}
