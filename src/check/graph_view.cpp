@@ -10,8 +10,12 @@ std::string describe_top_level(const graph_spec& spec) {
   return spec.name.empty() ? std::string("the top-level graph") : "graph '" + spec.name + "'";
 }
 
-graph_view::graph_view(const graph_spec& spec, std::string path_prefix, std::string description)
-    : spec_(&spec), path_prefix_(std::move(path_prefix)), description_(std::move(description)) {
+graph_view::graph_view(const graph_spec& spec, std::string path_prefix, std::string description,
+                       const graph_view* enclosing)
+    : spec_(&spec),
+      enclosing_(enclosing),
+      path_prefix_(std::move(path_prefix)),
+      description_(std::move(description)) {
   index_names();
   build_edges();
   order_nodes();
@@ -65,11 +69,7 @@ void graph_view::build_edges() {
     const auto& deps = nodes[v].deps;
     for (std::uint32_t k = 0; k < deps.size(); ++k) {
       auto u = index_of(deps[k]);
-      if (!u) {
-        throw check_error("node '" + path(v) + "' depends on '" + deps[k] +
-                              "', which is not a node of " + description_,
-                          {path(v), path_prefix_ + deps[k]});
-      }
+      if (!u) throw_unknown_dependency(v, deps[k]);
       if (last_listed_by[*u] == v + 1) {
         throw check_error("node '" + path(v) + "' lists its dependency '" + path(*u) + "' twice",
                           {path(*u), path(v)});
@@ -82,6 +82,22 @@ void graph_view::build_edges() {
   graph_ = dependency_graph(boost::edges_are_unsorted_multi_pass, edges.begin(), edges.end(),
                             slots.begin(), static_cast<std::uint32_t>(nodes.size()));
   marks_.assign(nodes.size(), 0);
+}
+
+void graph_view::throw_unknown_dependency(std::uint32_t dependent,
+                                          const std::string& dependency) const {
+  for (const graph_view* outer = enclosing_; outer; outer = outer->enclosing_) {
+    if (auto found = outer->index_of(dependency)) {
+      throw check_error("node '" + path(dependent) + "' depends on '" + outer->path(*found) +
+                            "', a node of " + outer->description_ + ", not of " + description_ +
+                            "; dependencies must stay within one graph (order the enclosing "
+                            "node instead)",
+                        {path(dependent), outer->path(*found)});
+    }
+  }
+  throw check_error("node '" + path(dependent) + "' depends on '" + dependency +
+                        "', which is not a node of " + description_,
+                    {path(dependent), path_prefix_ + dependency});
 }
 
 void graph_view::next_sweep() const {

@@ -41,7 +41,10 @@ class graph_view {
   /// cycle. `path_prefix` ("" or "loop/") names nested nodes; `description`
   /// ("the top-level graph", "the body of 'loop'") names the graph itself.
   /// The spec must outlive the view (names are viewed, not copied).
-  graph_view(const graph_spec& spec, std::string path_prefix, std::string description);
+  /// `enclosing`, the view of the graph around this one (if any), only
+  /// sharpens the message for a dependency on a node of an outer graph.
+  graph_view(const graph_spec& spec, std::string path_prefix, std::string description,
+             const graph_view* enclosing = nullptr);
 
   [[nodiscard]] const graph_spec& spec() const noexcept { return *spec_; }
   [[nodiscard]] const dependency_graph& graph() const noexcept { return graph_; }
@@ -84,7 +87,11 @@ class graph_view {
   [[noreturn]] void throw_cycle(const std::vector<std::uint32_t>& unemitted_in_degree) const;
   void next_sweep() const;
 
+  [[noreturn]] void throw_unknown_dependency(std::uint32_t dependent,
+                                             const std::string& dependency) const;
+
   const graph_spec* spec_;
+  const graph_view* enclosing_;
   std::string path_prefix_;
   std::string description_;
   name_index index_by_name_;

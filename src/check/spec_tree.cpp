@@ -33,9 +33,10 @@ void spec_tree::add_frame(const graph_spec& spec, std::size_t parent, std::size_
                       {prefix});
   }
   const std::size_t self = frames_.size();
+  const graph_view* enclosing = parent == no_frame ? nullptr : &frames_[parent]->view;
   frames_.push_back(std::make_unique<frame>(frame{
-      graph_view(spec, std::move(prefix), std::move(description)), parent, enclosing_node, depth,
-      in_body, {}, {}}));
+      graph_view(spec, std::move(prefix), std::move(description), enclosing), parent,
+      enclosing_node, depth, in_body, {}, {}}));
   frame& f = *frames_.back();
 
   for (std::size_t i = 0; i < spec.params.size(); ++i) {

@@ -58,6 +58,15 @@ TEST(CheckStructure, UnknownDependencyInBodyIsNamedByPath) {
                   {"loop/k", "loop/nowhere"});
 }
 
+TEST(CheckStructure, DependencyOnNodeOfEnclosingGraphIsRefused) {
+  auto inner = std::make_shared<graph_spec>(graph({empty("x", {"start"})}));
+  const graph_spec g = graph({empty("start"), make_node("sub", child_node{inner}, {"start"})});
+  expect_rejected([&] { check(g); },
+                  {"node 'sub/x' depends on 'start', a node of the top-level graph",
+                   "not of the child graph of 'sub'", "within one graph"},
+                  {"sub/x", "start"});
+}
+
 TEST(CheckStructure, TopologicalOrderTakesLowestDeclaredReadyNode) {
   // Declared out of order: d depends on b and c, b on a, c on nothing.
   const graph_spec g = graph({empty("d", {"b", "c"}), empty("b", {"a"}), empty("c"), empty("a"),
