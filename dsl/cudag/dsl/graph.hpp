@@ -67,17 +67,12 @@ consteval bool report_shape_problem() {
   return true;
 }
 
-template <class G>
-consteval bool shape_is_valid() {
-  constexpr const auto& s = G::shape;
-  return report_shape_problem<s.problem, to_fixed<s.message.size>(s.message.view())>();
-}
-
 /// Declares a graph from nodes and edge groups, in any order.
 template <class... Items>
 [[nodiscard]] constexpr auto graph(const Items&... items) {
   using G = graph_t<Items...>;
-  static_assert(shape_is_valid<G>());
+  static_assert(report_shape_problem<G::shape.problem,
+                                     to_fixed<G::shape.message.size>(G::shape.message.view())>());
   return G{make_flat_tuple(items...)};
 }
 
@@ -104,7 +99,7 @@ template <class G, class Root, std::size_t... K>
 void lower_in_order(const G& graph, graph_storage<G>& storage, lower_state<Root>& st,
                     cudaGraph_t target, std::index_sequence<K...>) {
   constexpr const auto& s = G::shape;
-  std::array<cudaGraphNode_t, (s.max_deps > 0 ? s.max_deps : 1)> dep_handles;
+  std::array<cudaGraphNode_t, (s.max_deps > 0 ? s.max_deps : 1)> dep_handles{};
   (lower_node(get<s.position[s.order[K]]>(graph.items).body,
               get<s.position[s.order[K]]>(storage.items), st, target, storage.handles.data(),
               s.order[K], s.deps.data() + s.dep_begin[s.order[K]],

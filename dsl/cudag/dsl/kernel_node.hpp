@@ -52,7 +52,7 @@ struct kernel_body;
 template <class Function, class Grid, class... P, class... S>
 struct kernel_body<Function, Grid, type_list<P...>, flat_tuple<S...>> : leaf_body {
   static constexpr node_kind kind = node_kind::kernel;
-  static constexpr auto refs = refs_of<S..., Grid>();
+  static constexpr auto refs = refs_of<Grid, S...>();  // reading order
   static constexpr bool grid_from_param = !arg_traits<Grid>::is_literal;
 
   Function function;

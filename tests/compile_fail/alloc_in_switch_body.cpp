@@ -1,0 +1,7 @@
+// Graph allocations are not allowed inside conditional bodies.
+// expect-error: node_kind_forbidden_in_conditional_body<.*"pick/grab \(mem alloc node\)"
+#include "common.hpp"
+constexpr auto scratch = buffer<"scratch", float>;
+constexpr auto case0 = graph(kernel<"zero", cf::scale>(1, 32, x, 0.0f, n));
+constexpr auto case1 = graph(mem_alloc<"grab">(scratch, 64));
+constexpr auto g = graph(switch_case<"pick">(condition<"which">, case0, case1));

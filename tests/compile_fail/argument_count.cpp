@@ -1,0 +1,4 @@
+// axpy takes four arguments.
+// expect-error: kernel_argument_count_mismatch<.*"short_call"\}, 4, 3>
+#include "common.hpp"
+constexpr auto g = graph(kernel<"short_call", cf::axpy>(1, 32, x, y, 3.0f));

@@ -1,0 +1,7 @@
+// "late" reads tmp after the node that frees it.
+// expect-error: buffer_used_outside_its_lifetime<.*"node late uses buffer tmp but is not ordered before its free node free_tmp"
+#include "common.hpp"
+constexpr auto tmp = buffer<"tmp", float>;
+constexpr auto g = graph(mem_alloc<"alloc_tmp">(tmp, 256), kernel<"use_tmp", cf::scale>(1, 256, tmp, 2.0f, 256),
+                         mem_free<"free_tmp">(tmp), kernel<"late", cf::scale>(1, 256, tmp, 1.0f, 256),
+                         chain<"alloc_tmp", "use_tmp", "free_tmp", "late">);

@@ -1,0 +1,14 @@
+#pragma once
+// Shared by the compile-fail cases: a few kernels (host functions stand in,
+// only their signatures matter) and parameters.
+#include "cudag/dsl.hpp"
+
+namespace cf {
+inline void scale(float* x, float a, int n) { (void)x, (void)a, (void)n; }
+inline void axpy(const float* x, float* y, float a, int n) { (void)x, (void)y, (void)a, (void)n; }
+}  // namespace cf
+
+using namespace cudag::dsl;
+inline constexpr auto x = param<"x", float*>;
+inline constexpr auto y = param<"y", float*>;
+inline constexpr auto n = param<"n", int>;

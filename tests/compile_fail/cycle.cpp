@@ -1,0 +1,7 @@
+// n8 -> n16 -> n8.
+// expect-error: cycle_through<.*"n16 -> n8 -> n16"|cycle_through<.*"n8 -> n16 -> n8"
+#include "common.hpp"
+constexpr auto g = graph(kernel<"n1", cf::scale>(1, 32, x, 2.0f, n),
+                         kernel<"n8", cf::scale>(1, 32, x, 2.0f, n),
+                         kernel<"n16", cf::scale>(1, 32, x, 2.0f, n),
+                         chain<"n1", "n8", "n16">, edge<"n16", "n8">);

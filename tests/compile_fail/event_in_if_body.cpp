@@ -1,0 +1,6 @@
+// An event record node inside an if body (through a child graph).
+// expect-error: node_kind_forbidden_in_conditional_body<.*"maybe/wrapped/signal \(event record node\)"
+#include "common.hpp"
+constexpr auto inner = graph(record<"signal">(param<"event", cudaEvent_t>));
+constexpr auto body = graph(child<"wrapped">(inner));
+constexpr auto g = graph(if_then<"maybe">(condition<"flag">, body));

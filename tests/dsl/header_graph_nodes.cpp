@@ -1,0 +1,3 @@
+// Compiles alone: the header includes what it uses.
+#include "cudag/dsl/graph_nodes.hpp"
+#include "cudag/dsl/graph_nodes.hpp"  // and twice

@@ -1,0 +1,3 @@
+// Compiles alone: the header includes what it uses.
+#include "cudag/dsl/kernel_node.hpp"
+#include "cudag/dsl/kernel_node.hpp"  // and twice
