@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 
 namespace cudag::check_detail {
 namespace {
@@ -29,18 +30,19 @@ std::vector<std::pair<std::string, std::string>> find_redundant_edges(const grap
   const std::size_t count = view.size();
 
   std::vector<char> redundant(view.edge_count(), 0);
-  std::vector<word> reach;  // reach[r * block_words ...]: set of the node of rank r
-  std::vector<char> reaches_block;  // per rank: its set in this block is not empty
+  // reach[r * block_words ...]: the set of the node of rank r, in this block.
+  // Allocated once and left uninitialised: each set is cleared just before it
+  // is computed, while it is in cache, rather than by a pass over all of them.
+  const std::unique_ptr<word[]> reach(new word[count * block_words]);
+  std::vector<char> reaches_block(count);  // per rank: its set in this block is not empty
 
   for (std::size_t block_begin = 0; block_begin < count; block_begin += block_bits) {
     const std::size_t block_end = std::min(count, block_begin + block_bits);
     // Nodes ranked at or after block_end reach nothing in this block.
-    reach.assign(block_end * block_words, 0);
-    reaches_block.assign(block_end, 0);
-
     for (std::size_t r = block_end; r-- > 0;) {
       const auto u = static_cast<std::uint32_t>(order[r]);
       word* set = &reach[r * block_words];
+      std::fill(set, set + block_words, word{0});
       bool any = false;
       for (auto e : boost::make_iterator_range(out_edges(u, graph))) {
         const std::size_t w_rank = rank[target(e, graph)];
