@@ -6,21 +6,25 @@
 #include "spec_tree.hpp"
 
 namespace cudag {
+namespace {
 
-void check(const graph_spec& spec) {
-  const check_detail::spec_tree tree(spec);
+void run_spec_passes(const check_detail::spec_tree& tree) {
   check_detail::check_parameter_declarations(tree);
   check_detail::check_node_rules(tree);
   check_detail::check_conditions_used(tree);
   check_detail::check_buffer_lifetimes(tree);
 }
 
+}  // namespace
+
+void check(const graph_spec& spec) {
+  const check_detail::spec_tree tree(spec);  // structure of every graph
+  run_spec_passes(tree);
+}
+
 void check(const graph_spec& spec, std::span<const binding> bindings) {
   const check_detail::spec_tree tree(spec);
-  check_detail::check_parameter_declarations(tree);
-  check_detail::check_node_rules(tree);
-  check_detail::check_conditions_used(tree);
-  check_detail::check_buffer_lifetimes(tree);
+  run_spec_passes(tree);
   check_detail::check_bindings(tree, bindings);
 }
 

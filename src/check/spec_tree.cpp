@@ -28,9 +28,10 @@ void spec_tree::add_frame(const graph_spec& spec, std::size_t parent, std::size_
                           std::string prefix, std::string description, bool in_body) {
   const std::size_t depth = parent == no_frame ? 0 : frames_[parent]->depth + 1;
   if (depth > max_nesting) {
+    // The enclosing node's path is the prefix without its final '/'.
     throw check_error(description + " is nested " + std::to_string(depth) +
                           " graphs deep; a child graph probably contains itself",
-                      {prefix});
+                      {prefix.substr(0, prefix.size() - 1)});
   }
   const std::size_t self = frames_.size();
   const graph_view* enclosing = parent == no_frame ? nullptr : &frames_[parent]->view;

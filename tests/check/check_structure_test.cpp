@@ -67,6 +67,22 @@ TEST(CheckStructure, DependencyOnNodeOfEnclosingGraphIsRefused) {
                   {"sub/x", "start"});
 }
 
+TEST(CheckStructure, ChildGraphContainingItselfIsRefused) {
+  auto looped = std::make_shared<graph_spec>();
+  looped->nodes.push_back(make_node("again", child_node{looped}));
+  try {
+    check(*looped);
+    ADD_FAILURE() << "expected a check_error";
+  } catch (const check_error& e) {
+    EXPECT_NE(std::string(e.what()).find("graphs deep; a child graph probably contains itself"),
+              std::string::npos)
+        << e.what();
+    ASSERT_EQ(e.nodes().size(), 1u);
+    EXPECT_EQ(e.nodes().front().rfind("again/again/again", 0), 0u) << e.nodes().front();
+  }
+  looped->nodes.clear();  // break the ownership cycle
+}
+
 TEST(CheckStructure, TopologicalOrderTakesLowestDeclaredReadyNode) {
   // Declared out of order: d depends on b and c, b on a, c on nothing.
   const graph_spec g = graph({empty("d", {"b", "c"}), empty("b", {"a"}), empty("c"), empty("a"),
