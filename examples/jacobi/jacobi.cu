@@ -21,10 +21,10 @@
 namespace {
 
 struct problem {
-  int n = 128;
-  float tolerance = 1e-4f;
-  int max_iterations = 5000;
-  float h2 = 1.0f / (127.0f * 127.0f);
+  int n = 64;
+  float tolerance = 1e-5f;
+  int max_iterations = 20000;
+  float h2 = 1.0f / (63.0f * 63.0f);
 };
 
 /// The solver's graph. Parameters: the grid u (in/out), the source term,

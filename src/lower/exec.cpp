@@ -159,8 +159,8 @@ std::unique_ptr<exec::impl> lower_fresh(graph_spec spec, std::span<const binding
   st->options = options;
   detail::bind_params(st->spec, bindings, st->params, st->param_index);
   graph_out = make_graph();
-  detail::lower_into(st->spec, st->params, st->param_index, graph_out.get(), st->nodes, owned,
-                     failures);
+  detail::lower_into(st->spec, st->params, st->param_index, graph_out.get(), st->nodes,
+                     st->values, owned, failures);
   for (std::uint32_t i = 0; i < st->nodes.size(); ++i)
     if (!st->nodes[i].nested) st->top_level_index.emplace(st->nodes[i].path, i);
   return st;
@@ -193,9 +193,11 @@ lowered_graph lower(const graph_spec& spec, std::span<const binding> bindings) {
   lowered_graph out;
   out.graph = make_graph();
   std::vector<node_state> nodes;
+  auto values = std::make_shared<detail::value_storage>();
   auto failures = std::make_shared<host_failure_sink>();
   out.owned.push_back(failures);
-  detail::lower_into(spec, params, index, out.graph.get(), nodes, out.owned, failures);
+  out.owned.push_back(values);
+  detail::lower_into(spec, params, index, out.graph.get(), nodes, *values, out.owned, failures);
   for (const node_state& n : nodes)
     if (!n.nested) out.nodes.emplace_back(n.path, n.handle);
   return out;
@@ -233,7 +235,7 @@ void exec::stage(std::string_view name, const type_tag& type, const void* bytes,
     if (use.slot == detail::grid_slot)
       detail::apply_grid_rule(n, *std::get<kernel_node>(n.spec_node->params).grid_from, p);
     else
-      std::memcpy(n.values[use.slot].data(), p.bytes.data(), size);
+      std::memcpy(n.slots[use.slot], p.bytes.data(), size);
     if (!n.dirty) {
       n.dirty = true;
       st.dirty_scratch.push_back(use.node);

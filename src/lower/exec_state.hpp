@@ -33,6 +33,30 @@ struct param_use {
 };
 inline constexpr std::uint32_t grid_slot = 0xFFFFFFFFu;
 
+/// The bytes of every resolved value of a lowered graph, in one block sized
+/// before lowering starts, so that pointers into it (kernelParams) stay
+/// valid and lowering makes no allocation per value.
+class value_storage {
+ public:
+  /// Sizes the storage for every value of `spec`, nested graphs included.
+  void reserve_for(const graph_spec& spec);
+  /// Room for `count` values; returns the first of `count` consecutive slots.
+  std::uint32_t take_slots(std::uint32_t count);
+  /// Places `size` bytes for slot `slot` and returns where they go.
+  void* place(std::uint32_t slot, std::size_t size);
+  [[nodiscard]] void** slots(std::uint32_t first) noexcept { return slots_.data() + first; }
+  [[nodiscard]] const std::uint32_t* sizes(std::uint32_t first) const noexcept {
+    return sizes_.data() + first;
+  }
+
+ private:
+  std::vector<std::byte> bytes_;
+  std::vector<void*> slots_;
+  std::vector<std::uint32_t> sizes_;
+  std::size_t bytes_used_ = 0;
+  std::uint32_t slots_used_ = 0;
+};
+
 struct param_state {
   std::string name;
   type_tag type;
@@ -50,11 +74,12 @@ struct node_state {
   bool nested = false;  ///< inside a child graph or conditional body
   bool dirty = false;
 
-  // Resolved argument values (kernel/host/captured args, memcpy dst+src,
-  // memset dst+fill, event), each with its own bytes. For kernels,
-  // argument_pointers[i] points at values[i].
-  std::vector<std::vector<std::byte>> values;
-  std::vector<void*> argument_pointers;
+  // Resolved values (kernel/host/captured args, memcpy dst+src, memset
+  // dst+fill, event): slots[k] points at value k's bytes in value_storage,
+  // slot_sizes[k] is its size. A kernel's kernelParams is `slots`.
+  void** slots = nullptr;
+  const std::uint32_t* slot_sizes = nullptr;
+  std::uint32_t slot_count = 0;
 
   cudaKernelNodeParams kernel{};
   cudaMemsetParams memset{};
@@ -98,7 +123,8 @@ template <class F>
 /// points at. Used by instantiate, update and lower().
 void lower_into(const graph_spec& spec, std::vector<param_state>& params,
                 const name_map<std::uint32_t>& param_index, cudaGraph_t graph,
-                std::vector<node_state>& nodes, std::vector<std::shared_ptr<const void>>& owned,
+                std::vector<node_state>& nodes, value_storage& storage,
+                std::vector<std::shared_ptr<const void>>& owned,
                 const std::shared_ptr<host_failure_sink>& failures);
 
 /// Sets the node's native parameters from its resolved values. `on_exec`:
@@ -122,6 +148,7 @@ struct exec::impl {
   std::vector<detail::param_state> params;
   detail::name_map<std::uint32_t> param_index;
   std::vector<detail::node_state> nodes;          ///< every lowered node, nested ones too
+  detail::value_storage values;                   ///< what node_state::slots point at
   detail::name_map<std::uint32_t> top_level_index;  ///< top-level name -> nodes index
   std::vector<std::shared_ptr<const void>> retired;  ///< host states replaced by rebinds
   unique_stream capture_stream;           ///< for re-recording captured nodes

@@ -44,10 +44,11 @@ std::vector<std::byte> bytes_of(const T& v) {
 class lowerer {
  public:
   lowerer(std::vector<param_state>& params, const name_map<std::uint32_t>& param_index,
-          std::vector<node_state>& nodes, std::vector<std::shared_ptr<const void>>& owned,
+          std::vector<node_state>& nodes, value_storage& storage,
+          std::vector<std::shared_ptr<const void>>& owned,
           const std::shared_ptr<host_failure_sink>& failures)
-      : params_(params), param_index_(param_index), nodes_(nodes), owned_(owned),
-        failures_(failures) {}
+      : params_(params), param_index_(param_index), nodes_(nodes), storage_(storage),
+        owned_(owned), failures_(failures) {}
 
   void lower_graph(const graph_spec& g, cudaGraph_t target, const scope* parent,
                    const std::string& prefix, bool nested) {
@@ -81,39 +82,46 @@ class lowerer {
   }
 
  private:
-  std::vector<std::byte> resolve(const value& v, const scope& s, std::uint32_t node,
-                                 std::uint32_t slot) {
-    return std::visit(
-        [&](const auto& source) -> std::vector<std::byte> {
+  /// Writes the bytes of `v` into slot `slot` (of node `node`, argument k).
+  void resolve(const value& v, const scope& s, std::uint32_t node, std::uint32_t slot,
+               std::uint32_t argument) {
+    auto put = [&](const void* data, std::size_t size) {
+      std::memcpy(storage_.place(slot, size), data, size);
+    };
+    const std::string& path = nodes_[node].path;
+    std::visit(
+        [&](const auto& source) {
           using S = std::remove_cvref_t<decltype(source)>;
-          const std::string& path = nodes_[node].path;
           if constexpr (std::is_same_v<S, literal>) {
-            return source.bytes;
+            put(source.bytes.data(), source.bytes.size());
           } else if constexpr (std::is_same_v<S, param_ref>) {
             auto it = param_index_.find(source.name);
             if (it == param_index_.end()) missing("parameter", source.name, path);
             param_state& p = params_[it->second];
-            p.uses.push_back({node, slot});
-            return p.bytes;
+            p.uses.push_back({node, argument});
+            put(p.bytes.data(), p.bytes.size());
           } else if constexpr (std::is_same_v<S, buffer_ref>) {
             const void* const* base = s.find_buffer(source.name);
             if (!base) missing("buffer", source.name, path);
             const void* pointer = static_cast<const std::byte*>(*base) + source.offset_bytes;
-            return bytes_of(pointer);
+            put(&pointer, sizeof(pointer));
           } else {
             const cudaGraphConditionalHandle* h = s.find_condition(source.name);
             if (!h) missing("condition", source.name, path);
-            return bytes_of(*h);
+            put(h, sizeof(*h));
           }
         },
         v.source);
   }
 
   void resolve_all(std::uint32_t index, std::span<const value> values, const scope& s) {
-    std::vector<std::vector<std::byte>> resolved;
-    resolved.reserve(values.size());
-    for (std::uint32_t k = 0; k < values.size(); ++k) resolved.push_back(resolve(values[k], s, index, k));
-    nodes_[index].values = std::move(resolved);
+    const auto count = static_cast<std::uint32_t>(values.size());
+    const std::uint32_t first = storage_.take_slots(count);
+    for (std::uint32_t k = 0; k < count; ++k) resolve(values[k], s, index, first + k, k);
+    node_state& st = nodes_[index];
+    st.slots = storage_.slots(first);
+    st.slot_sizes = storage_.sizes(first);
+    st.slot_count = count;
   }
 
   cudaGraphNode_t lower_node(const node& n, std::uint32_t index, cudaGraph_t target,
@@ -125,14 +133,11 @@ class lowerer {
           if constexpr (std::is_same_v<P, kernel_node>) {
             resolve_all(index, p.args, s);
             node_state& st = nodes_[index];
-            st.argument_pointers.resize(st.values.size());
-            for (std::size_t k = 0; k < st.values.size(); ++k)
-              st.argument_pointers[k] = st.values[k].data();
             st.kernel.func = const_cast<void*>(p.function);
             st.kernel.gridDim = p.grid;
             st.kernel.blockDim = p.block;
             st.kernel.sharedMemBytes = p.shared_bytes;
-            st.kernel.kernelParams = st.argument_pointers.empty() ? nullptr : st.argument_pointers.data();
+            st.kernel.kernelParams = st.slot_count ? st.slots : nullptr;
             st.kernel.extra = nullptr;
             if (p.grid_from) {
               param_state& count = params_[param_index_.find(p.grid_from->param)->second];
@@ -232,6 +237,7 @@ class lowerer {
   std::vector<param_state>& params_;
   const name_map<std::uint32_t>& param_index_;
   std::vector<node_state>& nodes_;
+  value_storage& storage_;
   std::vector<std::shared_ptr<const void>>& owned_;
   const std::shared_ptr<host_failure_sink>& failures_;
   unique_stream capture_stream_;
@@ -239,21 +245,65 @@ class lowerer {
 
 }  // namespace
 
+namespace {
+std::size_t round_up(std::size_t n) { return (n + 15) & ~std::size_t(15); }
+}  // namespace
+
+void value_storage::reserve_for(const graph_spec& spec) {
+  std::size_t bytes = 0;
+  std::uint32_t slots = 0;
+  auto count = [&](const graph_spec& g, auto& self) -> void {
+    for (const node& n : g.nodes) {
+      for_each_value(n, [&](const value& v) {
+        ++slots;
+        const std::size_t literal_size =
+            std::holds_alternative<literal>(v.source) ? std::get<literal>(v.source).bytes.size() : 0;
+        bytes += round_up(std::max<std::size_t>({v.type.size, literal_size, sizeof(void*)}));
+      });
+      if (auto* c = std::get_if<child_node>(&n.params)) self(*c->graph, self);
+      if (auto* c = std::get_if<conditional_node>(&n.params))
+        for (const graph_spec& b : c->bodies) self(b, self);
+    }
+  };
+  count(spec, count);
+  bytes_.assign(bytes, std::byte{0});
+  slots_.assign(slots, nullptr);
+  sizes_.assign(slots, 0);
+}
+
+std::uint32_t value_storage::take_slots(std::uint32_t count) {
+  if (slots_used_ + count > slots_.size())
+    throw error("internal error: value storage has fewer slots than the spec's values");
+  const std::uint32_t first = slots_used_;
+  slots_used_ += count;
+  return first;
+}
+
+void* value_storage::place(std::uint32_t slot, std::size_t size) {
+  const std::size_t offset = bytes_used_;
+  if (offset + size > bytes_.size())
+    throw error("internal error: value storage is smaller than the spec's values");
+  bytes_used_ = offset + round_up(std::max(size, sizeof(void*)));
+  slots_[slot] = bytes_.data() + offset;
+  sizes_[slot] = static_cast<std::uint32_t>(size);
+  return slots_[slot];
+}
+
 void* pointer_at(const node_state& st, std::size_t slot) {
   void* p = nullptr;
-  std::memcpy(&p, st.values[slot].data(), sizeof(p));
+  std::memcpy(&p, st.slots[slot], sizeof(p));
   return p;
 }
 
 cudaEvent_t event_at(const node_state& st) {
   cudaEvent_t e = nullptr;
-  std::memcpy(&e, st.values[0].data(), sizeof(e));
+  std::memcpy(&e, st.slots[0], sizeof(e));
   return e;
 }
 
 void fill_memset(node_state& st, const memset_node& p) {
   unsigned fill = 0;  // the low element_size bytes of the fill value
-  std::memcpy(&fill, st.values[1].data(), std::min<std::size_t>(sizeof(fill), st.values[1].size()));
+  std::memcpy(&fill, st.slots[1], std::min<std::size_t>(sizeof(fill), st.slot_sizes[1]));
   st.memset.dst = pointer_at(st, 0);
   st.memset.value = fill;
   st.memset.elementSize = p.element_size;
@@ -286,7 +336,10 @@ std::shared_ptr<native::host_call> make_host_call(const node_state& st, const ho
   };
   auto inv = std::make_shared<invocation>();
   inv->function = p.function;
-  inv->values = st.values;
+  for (std::uint32_t k = 0; k < st.slot_count; ++k) {
+    const auto* first = static_cast<const std::byte*>(st.slots[k]);
+    inv->values.emplace_back(first, first + st.slot_sizes[k]);
+  }
   for (const auto& v : inv->values) inv->pointers.push_back(v.data());
   auto call = std::make_shared<native::host_call>();
   call->node = st.path;
@@ -296,17 +349,18 @@ std::shared_ptr<native::host_call> make_host_call(const node_state& st, const ho
 }
 
 unique_graph record_captured(const node_state& st, const captured_node& p, cudaStream_t stream) {
-  std::vector<const void*> pointers;
-  pointers.reserve(st.values.size());
-  for (const auto& v : st.values) pointers.push_back(v.data());
+  const std::vector<const void*> pointers(st.slots, st.slots + st.slot_count);
   return capture_into_graph(stream, st.path, [&](cudaStream_t s) { (*p.record)(s, pointers); });
 }
 
 void lower_into(const graph_spec& spec, std::vector<param_state>& params,
                 const name_map<std::uint32_t>& param_index, cudaGraph_t graph,
-                std::vector<node_state>& nodes, std::vector<std::shared_ptr<const void>>& owned,
+                std::vector<node_state>& nodes, value_storage& storage,
+                std::vector<std::shared_ptr<const void>>& owned,
                 const std::shared_ptr<host_failure_sink>& failures) {
-  lowerer l(params, param_index, nodes, owned, failures);
+  storage.reserve_for(spec);
+  nodes.reserve(spec.total_nodes());
+  lowerer l(params, param_index, nodes, storage, owned, failures);
   l.lower_graph(spec, graph, nullptr, "", false);
 }
 

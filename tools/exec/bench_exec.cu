@@ -18,15 +18,7 @@
 #include "cudag/builder.hpp"
 #include "cudag/exec.hpp"
 
-// Counts heap allocations, to show the rebind path makes none.
-static std::atomic<long> allocations{0};
-void* operator new(std::size_t n) {
-  ++allocations;
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+#include "allocation_counter.hpp"
 
 namespace {
 
@@ -44,17 +36,33 @@ __global__ void tick(float* x, float a, int n) {
     }                                                                                 \
   } while (0)
 
-double median_us(int reps, const std::function<void()>& body) {
-  std::vector<double> t;
-  t.reserve(reps);
-  body();  // warm-up
-  for (int r = 0; r < reps; ++r) {
+struct pair_us {
+  double raw, ours;
+};
+
+/// Medians of two interleaved measurements (raw, ours, raw, ours, ...), so
+/// that drift of the machine affects both alike.
+pair_us compare_us(int reps, const std::function<void()>& raw, const std::function<void()>& ours) {
+  std::vector<double> a, b;
+  raw();
+  ours();
+  auto time = [](const std::function<void()>& f) {
     const auto start = std::chrono::steady_clock::now();
-    body();
-    t.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+    f();
+    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+  };
+  for (int r = 0; r < reps; ++r) {
+    if (r % 2) {
+      a.push_back(time(raw));
+      b.push_back(time(ours));
+    } else {
+      b.push_back(time(ours));
+      a.push_back(time(raw));
+    }
   }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  return {a[a.size() / 2], b[b.size() / 2]};
 }
 
 struct raw_chain {
@@ -130,69 +138,93 @@ int main(int argc, char** argv) {
 
   // ---- build: explicit cudaGraphAddKernelNode calls vs lowering a spec.
   raw_chain raw(count, x1);
-  const double raw_build = median_us(reps, [&] { raw.build(); raw.destroy(); });
   const cudag::graph_spec all_read_p = chain_spec(count, count);
   const cudag::binding binds[] = {cudag::bind("p", x1), cudag::bind("q", x1)};
-  const double ours_build = median_us(reps, [&] { auto l = cudag::lower(all_read_p, binds); });
-  row("build graph (check + lower vs cudaGraphAdd*)", raw_build, ours_build);
+  const pair_us build = compare_us(
+      reps, [&] { raw.build(); raw.destroy(); }, [&] { auto l = cudag::lower(all_read_p, binds); });
+  row("build graph (check + lower vs cudaGraphAdd*)", build.raw, build.ours);
 
-  // ---- instantiate.
+  // ---- build + instantiate.
+  const pair_us inst = compare_us(
+      reps,
+      [&] {
+        raw.build();
+        cudaGraphExec_t e;
+        CHECK(cudaGraphInstantiate(&e, raw.graph, 0));
+        CHECK(cudaGraphExecDestroy(e));
+        raw.destroy();
+      },
+      [&] { auto e = cudag::instantiate(all_read_p, binds); });
+  row("build + instantiate", inst.raw, inst.ours);
+
   raw.build();
-  const double raw_inst = median_us(reps, [&] {
-    cudaGraphExec_t e;
-    CHECK(cudaGraphInstantiate(&e, raw.graph, 0));
-    CHECK(cudaGraphExecDestroy(e));
-  });
-  const double ours_inst = median_us(reps, [&] { auto e = cudag::instantiate(all_read_p, binds); });
-  row("build + instantiate (cudag) vs instantiate (raw)", raw_inst, ours_inst);
-
   cudaGraphExec_t raw_exec;
   CHECK(cudaGraphInstantiate(&raw_exec, raw.graph, 0));
 
   // ---- rebind one parameter read by one node.
   cudag::exec one = cudag::instantiate(chain_spec(count, 1), binds);
   bool flip = false;
-  const double raw_one = median_us(reps * 20, [&] {
-    raw.x = (flip = !flip) ? x2 : x1;
-    CHECK(cudaGraphExecKernelNodeSetParams(raw_exec, raw.nodes[0], &raw.params[0]));
-  });
-  const double ours_one = median_us(reps * 20, [&] { one.rebind("p", (flip = !flip) ? x2 : x1); });
-  row("rebind 1 param read by 1 node", raw_one, ours_one);
+  const pair_us single = compare_us(
+      reps * 20,
+      [&] {
+        raw.x = (flip = !flip) ? x2 : x1;
+        CHECK(cudaGraphExecKernelNodeSetParams(raw_exec, raw.nodes[0], &raw.params[0]));
+      },
+      [&] { one.rebind("p", (flip = !flip) ? x2 : x1); });
+  row("rebind 1 param read by 1 node", single.raw, single.ours);
 
   // ---- rebind a parameter read by every node.
-  const double raw_setters = median_us(reps, [&] {
-    raw.x = (flip = !flip) ? x2 : x1;
-    for (int i = 0; i < count; ++i)
-      CHECK(cudaGraphExecKernelNodeSetParams(raw_exec, raw.nodes[i], &raw.params[i]));
-  });
-  const double raw_update = median_us(reps, [&] {
-    raw.x = (flip = !flip) ? x2 : x1;
-    for (int i = 0; i < count; ++i) CHECK(cudaGraphKernelNodeSetParams(raw.nodes[i], &raw.params[i]));
-    cudaGraphExecUpdateResultInfo info;
-    CHECK(cudaGraphExecUpdate(raw_exec, raw.graph, &info));
-  });
-  const double raw_reinst = median_us(reps, [&] {
-    cudaGraphExecDestroy(raw_exec);
-    CHECK(cudaGraphInstantiate(&raw_exec, raw.graph, 0));
-  });
   cudag::exec all = cudag::instantiate(all_read_p, binds);
-  const double ours_all = median_us(reps, [&] { all.rebind("p", (flip = !flip) ? x2 : x1); });
-  const double best_raw = std::min(raw_setters, raw_update);
-  row("rebind param read by all: raw exec setters", raw_setters, ours_all);
-  row("rebind param read by all: raw template + ExecUpdate", raw_update, ours_all);
-  row("rebind param read by all: raw re-instantiate", raw_reinst, ours_all);
-  std::printf("  -> vs faster raw path: %.3fx; re-instantiate / cudag: %.1fx\n\n", ours_all / best_raw,
-              raw_reinst / ours_all);
+  auto ours_all = [&] { all.rebind("p", (flip = !flip) ? x2 : x1); };
+  const pair_us setters = compare_us(
+      reps,
+      [&] {
+        raw.x = (flip = !flip) ? x2 : x1;
+        for (int i = 0; i < count; ++i)
+          CHECK(cudaGraphExecKernelNodeSetParams(raw_exec, raw.nodes[i], &raw.params[i]));
+      },
+      ours_all);
+  const pair_us update = compare_us(
+      reps,
+      [&] {
+        raw.x = (flip = !flip) ? x2 : x1;
+        for (int i = 0; i < count; ++i)
+          CHECK(cudaGraphKernelNodeSetParams(raw.nodes[i], &raw.params[i]));
+        cudaGraphExecUpdateResultInfo info;
+        CHECK(cudaGraphExecUpdate(raw_exec, raw.graph, &info));
+      },
+      ours_all);
+  const pair_us reinst = compare_us(
+      reps,
+      [&] {
+        cudaGraphExecDestroy(raw_exec);
+        CHECK(cudaGraphInstantiate(&raw_exec, raw.graph, 0));
+      },
+      ours_all);
+  row("rebind param read by all: raw exec setters", setters.raw, setters.ours);
+  row("rebind param read by all: raw template + ExecUpdate", update.raw, update.ours);
+  row("rebind param read by all: raw re-instantiate", reinst.raw, reinst.ours);
+  const double best_raw = std::min(setters.raw, update.raw);
+  const double ours_median = (setters.ours + update.ours) / 2;
+  std::printf("  -> vs faster raw path: %.3fx; re-instantiate / cudag: %.1fx\n\n",
+              ours_median / best_raw, reinst.raw / reinst.ours);
 
   // ---- crossover: k of the nodes read the parameter.
   std::printf("%-10s %16s %16s %10s\n", "readers", "setters us", "whole update us", "auto picks");
   for (int k : {1, 10, 50, 100, 200, 300, 400, 500, 600, 800, count}) {
     if (k > count) continue;
     cudag::exec e = cudag::instantiate(chain_spec(count, k), binds);
-    e.set_rebind_policy(cudag::rebind_policy::node_setters);
-    const double setters = median_us(reps, [&] { e.rebind("p", (flip = !flip) ? x2 : x1); });
-    e.set_rebind_policy(cudag::rebind_policy::whole_graph_update);
-    const double whole = median_us(reps, [&] { e.rebind("p", (flip = !flip) ? x2 : x1); });
+    const pair_us paths = compare_us(
+        reps,
+        [&] {
+          e.set_rebind_policy(cudag::rebind_policy::node_setters);
+          e.rebind("p", (flip = !flip) ? x2 : x1);
+        },
+        [&] {
+          e.set_rebind_policy(cudag::rebind_policy::whole_graph_update);
+          e.rebind("p", (flip = !flip) ? x2 : x1);
+        });
+    const double setters = paths.raw, whole = paths.ours;
     e.set_rebind_policy(cudag::rebind_policy::automatic);
     const auto picked = e.rebind("p", (flip = !flip) ? x2 : x1);
     std::printf("%-10d %16.1f %16.1f %10s\n", k, setters, whole,
@@ -202,24 +234,26 @@ int main(int argc, char** argv) {
   // ---- allocations on the rebind path after the first call.
   one.rebind("p", x1);
   all.rebind("p", x2);
-  const long before = allocations.load();
+  const long before = heap_allocations();
   for (int i = 0; i < 100; ++i) {
     one.rebind("p", (flip = !flip) ? x2 : x1);
     all.rebind("p", (flip = !flip) ? x2 : x1);
   }
-  std::printf("\nheap allocations in 200 rebinds after warm-up: %ld\n", allocations.load() - before);
+  std::printf("\nheap allocations in 200 rebinds after warm-up: %ld\n", heap_allocations() - before);
 
   // ---- replay.
-  const double raw_launch = median_us(reps, [&] {
-    CHECK(cudaGraphLaunch(raw_exec, stream));
-    CHECK(cudaStreamSynchronize(stream));
-  });
-  const double ours_launch = median_us(reps, [&] {
-    all.launch(stream);
-    all.synchronize(stream);
-  });
+  const pair_us replay = compare_us(
+      reps,
+      [&] {
+        CHECK(cudaGraphLaunch(raw_exec, stream));
+        CHECK(cudaStreamSynchronize(stream));
+      },
+      [&] {
+        all.launch(stream);
+        all.synchronize(stream);
+      });
   std::printf("\n");
-  row("launch + synchronize", raw_launch, ours_launch);
+  row("launch + synchronize", replay.raw, replay.ours);
   CHECK(cudaGetLastError());
   cudaGraphExecDestroy(raw_exec);
   raw.destroy();
