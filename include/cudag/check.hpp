@@ -21,7 +21,9 @@ namespace cudag {
 
 /// A spec that cudag refuses. what() is a readable sentence; nodes() names
 /// the nodes involved (the cycle in order, the edge's two ends, ...).
-/// Graph-nested nodes are named by path: "loop/body_kernel".
+/// Graph-nested nodes are named by path: "loop/body_kernel". error::node()
+/// is the first of nodes(), or "" when the problem is not about a node (an
+/// unused condition, a stray binding).
 class check_error : public error {
  public:
   check_error(std::string message, std::vector<std::string> nodes);
