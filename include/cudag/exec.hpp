@@ -22,7 +22,7 @@ enum class rebind_path { none, node_setters, whole_graph_update };
 /// at least whole_graph_update_minimum of them) goes through one
 /// cudaGraphExecUpdate instead of one exec setter per node. Measured by
 /// tools/exec/bench_rebind (docs/benchmarks.md).
-inline constexpr double whole_graph_update_fraction = 0.5;
+inline constexpr double whole_graph_update_fraction = 0.8;
 inline constexpr std::size_t whole_graph_update_minimum = 16;
 
 /// automatic: the rule above; the others force one path (benchmarks, or a

@@ -247,15 +247,27 @@ class importer {
   }
 
   node_params read_kernel(cudaGraphNode_t n, const std::string& name) {
-    cudaKernelNodeParams p{};
-    CUDAG_CUDA_NODE(cudaGraphKernelNodeGetParams(n, &p), name);
     const driver_functions& driver = driver_functions::get();
-
     // The driver's view of the node tells the kernel's argument sizes.
     CUDA_KERNEL_NODE_PARAMS_v2 dp{};
     const bool have_driver_params =
         driver.kernel_node_params &&
         driver.kernel_node_params(reinterpret_cast<CUgraphNode>(n), &dp) == CUDA_SUCCESS;
+
+    // The runtime knows host-stub kernels; a kernel from a loaded library
+    // (NVRTC) is unknown to it (cudaErrorInvalidDeviceFunction): then the
+    // driver's parameters stand in, with the library kernel as function.
+    cudaKernelNodeParams p{};
+    if (const cudaError_t code = cudaGraphKernelNodeGetParams(n, &p); code != cudaSuccess) {
+      (void)cudaGetLastError();
+      if (!have_driver_params) throw_cuda_error(code, "cudaGraphKernelNodeGetParams", name);
+      p.func = dp.kern ? static_cast<void*>(dp.kern) : static_cast<void*>(dp.func);
+      p.gridDim = dim3(dp.gridDimX, dp.gridDimY, dp.gridDimZ);
+      p.blockDim = dim3(dp.blockDimX, dp.blockDimY, dp.blockDimZ);
+      p.sharedMemBytes = dp.sharedMemBytes;
+      p.kernelParams = dp.kernelParams;
+      p.extra = dp.extra;
+    }
     std::string function_name;
     const char* raw_name = nullptr;
     if (have_driver_params) {
