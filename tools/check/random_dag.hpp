@@ -55,4 +55,33 @@ inline graph_spec random_dag(std::size_t node_count, std::size_t edge_count, std
   return spec;
 }
 
+inline void stand_in_kernel() {}
+
+/// Adds `buffer_count` buffer lifetimes to a spec: for each, a mem_alloc node
+/// after a random existing node, two kernel nodes reading the buffer after the
+/// alloc, and a mem_free node after both. Five nodes and five edges each.
+inline void add_buffer_lifetimes(graph_spec& spec, std::size_t buffer_count, std::uint64_t seed) {
+  if (spec.nodes.empty()) return;
+  std::mt19937_64 random(seed);
+  std::uniform_int_distribution<std::size_t> anchor(0, spec.nodes.size() - 1);
+  for (std::size_t b = 0; b < buffer_count; ++b) {
+    const std::string buffer = "buf" + std::to_string(b);
+    const std::string alloc_name = "alloc_" + buffer;
+    const std::string after = spec.nodes[anchor(random)].name;
+
+    node alloc_node{alloc_name, mem_alloc_node{buffer, 4096, -1}, {after}};
+    spec.nodes.push_back(std::move(alloc_node));
+    std::vector<std::string> users;
+    for (int u = 0; u < 2; ++u) {
+      kernel_node k;
+      k.function = reinterpret_cast<const void*>(&stand_in_kernel);
+      k.function_name = "stand_in_kernel";
+      k.args.push_back(value{type_of<float*>(), buffer_ref{buffer, 0}});
+      users.push_back("use" + std::to_string(u) + "_" + buffer);
+      spec.nodes.push_back(node{users.back(), std::move(k), {alloc_name}});
+    }
+    spec.nodes.push_back(node{"free_" + buffer, mem_free_node{buffer}, users});
+  }
+}
+
 }  // namespace cudag::tools
