@@ -1,6 +1,11 @@
 // Analyses on small graphs whose answers are known by hand.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
+#include <set>
+#include <unordered_map>
+
 #include "spec_helpers.hpp"
 
 namespace cudag {
@@ -79,6 +84,63 @@ TEST(Analyze, RedundantEdgesAcrossBitsetBlocks) {
   EXPECT_EQ(result.width, 1u);
   EXPECT_EQ(result.redundant_edges,
             (edge_list{{"n0", "n" + std::to_string(count - 1)}, {"n10", "n3000"}}));
+}
+
+// Brute force: an edge is redundant when its target stays reachable from its
+// source with that one edge removed.
+edge_list redundant_by_brute_force(const graph_spec& g) {
+  std::unordered_map<std::string, std::size_t> index;
+  for (std::size_t i = 0; i < g.nodes.size(); ++i) index[g.nodes[i].name] = i;
+  std::vector<std::vector<std::size_t>> successors(g.nodes.size());
+  for (std::size_t v = 0; v < g.nodes.size(); ++v)
+    for (const std::string& d : g.nodes[v].deps) successors[index[d]].push_back(v);
+  edge_list result;
+  for (std::size_t v = 0; v < g.nodes.size(); ++v) {
+    for (const std::string& d : g.nodes[v].deps) {
+      const std::size_t u = index[d];
+      std::vector<bool> seen(g.nodes.size(), false);
+      std::vector<std::size_t> stack;
+      for (std::size_t w : successors[u])
+        if (w != v) stack.push_back(w);
+      bool reached = false;
+      while (!stack.empty() && !reached) {
+        const std::size_t w = stack.back();
+        stack.pop_back();
+        if (seen[w]) continue;
+        seen[w] = true;
+        reached = w == v;
+        for (std::size_t x : successors[w]) stack.push_back(x);
+      }
+      if (reached) result.emplace_back(d, g.nodes[v].name);
+    }
+  }
+  return result;
+}
+
+TEST(Analyze, RedundantEdgesMatchBruteForceOnRandomDags) {
+  // 3000 nodes span two bitset blocks; nodes are declared in shuffled order.
+  std::mt19937 random(12345);
+  for (const std::size_t count : {40u, 3000u}) {
+    std::vector<std::size_t> declared_at(count);
+    for (std::size_t i = 0; i < count; ++i) declared_at[i] = i;
+    std::shuffle(declared_at.begin(), declared_at.end(), random);
+    graph_spec g;
+    for (std::size_t i = 0; i < count; ++i) g.nodes.push_back(empty("n" + std::to_string(i)));
+    std::set<std::pair<std::size_t, std::size_t>> taken;
+    std::uniform_int_distribution<std::size_t> position(0, count - 1);
+    // Mostly short edges (as in pipelines) plus some long ones.
+    while (taken.size() < 3 * count) {
+      std::size_t a = position(random);
+      std::size_t b = taken.size() % 4 == 0 ? position(random) : a + 1 + position(random) % 50;
+      if (b >= count || a == b) continue;
+      if (a > b) std::swap(a, b);
+      if (!taken.insert({a, b}).second) continue;
+      g.nodes[declared_at[b]].deps.push_back("n" + std::to_string(declared_at[a]));
+    }
+    const edge_list expected = redundant_by_brute_force(g);
+    EXPECT_FALSE(expected.empty());
+    EXPECT_EQ(redundant_edges(g), expected) << count << " nodes";
+  }
 }
 
 TEST(Analyze, RefusesACycle) {
