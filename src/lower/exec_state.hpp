@@ -98,26 +98,6 @@ void apply_grid_rule(node_state& st, const grid_rule& rule, const param_state& c
 [[nodiscard]] unique_graph record_captured(const node_state& st, const captured_node& p,
                                            cudaStream_t stream);
 
-/// Runs `record(stream)` under stream capture (thread-local mode) and returns
-/// the graph. If `record` throws or the capture fails, the capture is ended
-/// and its graph destroyed, so the stream and thread stay usable.
-template <class F>
-[[nodiscard]] unique_graph capture_into_graph(cudaStream_t stream, std::string_view node, F&& record) {
-  CUDAG_CUDA_NODE(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), node);
-  try {
-    record(stream);
-  } catch (...) {
-    cudaGraph_t abandoned = nullptr;
-    (void)cudaStreamEndCapture(stream, &abandoned);
-    if (abandoned) (void)cudaGraphDestroy(abandoned);
-    (void)cudaGetLastError();
-    throw;
-  }
-  cudaGraph_t recorded = nullptr;
-  CUDAG_CUDA_NODE(cudaStreamEndCapture(stream, &recorded), node);
-  return unique_graph(recorded);
-}
-
 /// Lowers `spec` (already checked) with `params` bound into a new graph;
 /// fills `nodes` and the parameter uses. `owned` receives what the graph
 /// points at. Used by instantiate, update and lower().

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "cudag/capture.hpp"
 #include "cudag/check.hpp"
 #include "exec_state.hpp"
 
@@ -350,7 +351,12 @@ std::shared_ptr<native::host_call> make_host_call(const node_state& st, const ho
 
 unique_graph record_captured(const node_state& st, const captured_node& p, cudaStream_t stream) {
   const std::vector<const void*> pointers(st.slots, st.slots + st.slot_count);
-  return capture_into_graph(stream, st.path, [&](cudaStream_t s) { (*p.record)(s, pointers); });
+  try {
+    return capture_graph(stream, [&](cudaStream_t s) { (*p.record)(s, pointers); });
+  } catch (const error& e) {
+    if (!e.node().empty()) throw;
+    throw error("captured node '" + st.path + "': " + e.what(), e.code(), e.call(), st.path);
+  }
 }
 
 void lower_into(const graph_spec& spec, std::vector<param_state>& params,
