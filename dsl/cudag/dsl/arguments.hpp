@@ -34,29 +34,30 @@ struct arg_traits {  // a literal
   static constexpr std::size_t ref_count = 0;
   static constexpr ref_info ref{};
 };
-template <fixed_string Name, class T>
-struct arg_traits<param_t<Name, T>> {
-  using type = T;
+template <named_param A>
+struct arg_traits<A> {
+  using type = typename A::value_type;
   static constexpr bool is_literal = false;
   static constexpr std::size_t ref_count = 1;
-  static constexpr ref_info ref{ref_kind::param, name_hash(Name.view()), Name.view(),
-                                type_id_of<T>, sizeof(T), alignof(T), 0, true, &type_of<T>};
+  static constexpr ref_info ref{ref_kind::param,     name_hash(A::name.view()), A::name.view(),
+                                type_id_of<type>,    sizeof(type),              alignof(type),
+                                0,                   true,                      &type_of<type>};
 };
-template <fixed_string Name, class T>
-struct arg_traits<buffer_t<Name, T>> {
-  using type = T*;
+template <named_buffer A>
+struct arg_traits<A> {
+  using type = typename A::element_type*;
   static constexpr bool is_literal = false;
   static constexpr std::size_t ref_count = 1;
-  static constexpr ref_info ref{ref_kind::buffer, name_hash(Name.view()), Name.view(),
-                                type_id_of<T>};
+  static constexpr ref_info ref{ref_kind::buffer, name_hash(A::name.view()), A::name.view(),
+                                type_id_of<typename A::element_type>};
 };
-template <fixed_string Name, unsigned D, bool Assign>
-struct arg_traits<condition_t<Name, D, Assign>> {
+template <named_condition A>
+struct arg_traits<A> {
   using type = cudaGraphConditionalHandle;
   static constexpr bool is_literal = false;
   static constexpr std::size_t ref_count = 1;
-  static constexpr ref_info ref{ref_kind::condition, name_hash(Name.view()), Name.view(),
-                                nullptr, 0, 1, D, Assign};
+  static constexpr ref_info ref{ref_kind::condition, name_hash(A::name.view()), A::name.view(),
+                                nullptr, 0, 1, A::default_value, A::assign_default};
 };
 template <class Count>
 struct arg_traits<blocks_for_t<Count>> : arg_traits<Count> {};

@@ -30,10 +30,24 @@ concept binds_as = std::is_trivially_copyable_v<T> && requires(const V& v) { T{v
 template <fixed_string Name, class T>
 struct bound_value;
 
+// What a named thing is, as a member tag: partial specialisations and
+// overloads match on these instead of deducing a fixed_string template
+// argument (which nvcc's front end does not always do).
+struct param_tag {};
+struct buffer_tag {};
+struct condition_tag {};
+template <class A>
+concept named_param = std::is_same_v<typename A::dsl_tag, param_tag>;
+template <class A>
+concept named_buffer = std::is_same_v<typename A::dsl_tag, buffer_tag>;
+template <class A>
+concept named_condition = std::is_same_v<typename A::dsl_tag, condition_tag>;
+
 template <fixed_string Name, class T>
 struct param_t {
   static_assert(std::is_trivially_copyable_v<T>,
                 "cudag: a graph parameter's type must be trivially copyable");
+  using dsl_tag = param_tag;
   using value_type = T;
   static constexpr auto name = Name;
 
@@ -62,6 +76,7 @@ struct bound_value {
 /// A view of buffer Name's elements from `offset` on: `tmp + 16`.
 template <fixed_string Name, class T>
 struct buffer_t {
+  using dsl_tag = buffer_tag;
   using element_type = T;
   static constexpr auto name = Name;
   std::size_t offset = 0;
@@ -77,6 +92,7 @@ inline constexpr buffer_t<Name, T> buffer{};
 /// AssignDefault (cudaGraphCondAssignDefault).
 template <fixed_string Name, unsigned DefaultValue = 0, bool AssignDefault = true>
 struct condition_t {
+  using dsl_tag = condition_tag;
   static constexpr auto name = Name;
   static constexpr unsigned default_value = DefaultValue;
   static constexpr bool assign_default = AssignDefault;
@@ -96,10 +112,9 @@ template <class Count>
 [[nodiscard]] constexpr blocks_for_t<Count> blocks_for(Count count, unsigned per_block) {
   return {count, per_block};
 }
-template <fixed_string Name, class T>
-  requires std::is_integral_v<T>
-[[nodiscard]] constexpr blocks_for_t<param_t<Name, T>> blocks_for(param_t<Name, T> count,
-                                                                   unsigned per_block) {
+template <named_param P>
+  requires std::is_integral_v<typename P::value_type>
+[[nodiscard]] constexpr blocks_for_t<P> blocks_for(P count, unsigned per_block) {
   return {count, per_block};
 }
 

@@ -176,7 +176,7 @@ class exec {
 
   template <std::uint64_t Hash>
   static consteval bool reaches_into_bodies() {
-    for (std::uint32_t v : readers_of<G, Hash>())
+    for (std::uint32_t v : readers_of<G, Hash>)
       if (G::shape.kinds[v] == node_kind::child || G::shape.kinds[v] == node_kind::conditional)
         return true;
     return false;
@@ -184,55 +184,49 @@ class exec {
 
   template <std::uint64_t Hash>
   rebind_path rebind_one() {
-    static constexpr auto readers = readers_of<G, Hash>();
+    constexpr const auto& readers = readers_of<G, Hash>;
+    arena& a = *arena_;
     if constexpr (readers.size() == 0) {
       return rebind_path::none;
     } else if constexpr (!reaches_into_bodies<Hash>() &&
                          readers.size() * 100 <= whole_graph_update_percent * G::node_count) {
-      arena& a = *arena_;
-      update_readers<Hash>(a.graph, a.nodes, a.state, update_target::exec_node);
-      for (std::uint32_t v : readers) a.template_stale[v] = true;
+      update_nodes<G>(a.nodes, a.state, readers, update_target::exec_node, Hash);
+      for (const std::uint32_t v : readers) a.template_stale[v] = true;
       return rebind_path::node_setters;
     } else {
-      arena& a = *arena_;
-      refresh_stale_templates(std::make_index_sequence<G::node_count>{});
-      update_readers<Hash>(a.graph, a.nodes, a.state, update_target::template_node);
+      refresh_stale_templates();
+      update_nodes<G>(a.nodes, a.state, readers, update_target::template_node, Hash);
       cudaGraphExecUpdateResultInfo info{};
-      const cudaError_t code = cudaGraphExecUpdate(core_.native_exec(), core_.native_graph(), &info);
-      if (code != cudaSuccess) throw_cuda_error(code, "cudaGraphExecUpdate", node_name_of(info.errorNode));
-      reapply_captured(std::make_index_sequence<G::node_count>{});
+      const cudaError_t code =
+          cudaGraphExecUpdate(core_.native_exec(), core_.native_graph(), &info);
+      if (code != cudaSuccess)
+        throw_cuda_error(code, "cudaGraphExecUpdate", node_name_of(info.errorNode));
+      reapply_captured();
       return rebind_path::whole_graph_update;
     }
   }
 
   /// Nodes changed earlier by exec setters only: bring the template up to
-  /// date before the template is applied as a whole.
-  template <std::size_t... V>
-  void refresh_stale_templates(std::index_sequence<V...>) {
+  /// date before it is applied as a whole.
+  void refresh_stale_templates() {
     arena& a = *arena_;
-    constexpr const auto& s = G::shape;
-    ((a.template_stale[V] && s.kinds[V] != node_kind::captured
-          ? update_node<0>(get<s.position[V]>(a.graph.items).body, get<s.position[V]>(a.nodes.items),
-                           a.state, a.nodes.handles[V], update_target::template_node, s.names[V])
-          : void()),
-     ...);
-    a.template_stale.fill(false);
+    for (std::uint32_t v = 0; v < G::node_count; ++v) {
+      if (!a.template_stale[v] || G::shape.kinds[v] == node_kind::captured) continue;
+      const node_entry& e = a.nodes.entries[G::shape.position[v]];
+      e.ops->update(e.body, e.storage, &a.state, a.nodes.handles[v], update_target::template_node,
+                    G::shape.names[v], 0);
+      a.template_stale[v] = false;
+    }
   }
   /// A template child node cannot take a new recording: after a whole-graph
   /// update, captured nodes get their latest recording back.
-  template <std::size_t... V>
-  void reapply_captured(std::index_sequence<V...>) {
+  void reapply_captured() {
     arena& a = *arena_;
-    constexpr const auto& s = G::shape;
-    (reapply_if_captured<s.kinds[V] == node_kind::captured>(
-         get<s.position[V]>(a.graph.items).body, get<s.position[V]>(a.nodes.items),
-         a.nodes.handles[V], s.names[V]),
-     ...);
-  }
-  template <bool Captured, class Body>
-  void reapply_if_captured(const Body& body, typename Body::storage& storage, cudaGraphNode_t node,
-                           std::string_view name) {
-    if constexpr (Captured) body.reapply(storage, arena_->state, node, name);
+    for (std::uint32_t v = 0; v < G::node_count; ++v) {
+      if (G::shape.kinds[v] != node_kind::captured) continue;
+      const node_entry& e = a.nodes.entries[G::shape.position[v]];
+      e.ops->reapply(e.body, e.storage, &a.state, a.nodes.handles[v], G::shape.names[v]);
+    }
   }
 
   [[nodiscard]] std::string node_name_of(cudaGraphNode_t node) const {

@@ -78,38 +78,29 @@ template <class... Items>
 
 // --------------------------------------------------------------- storage --
 /// Per-node lowering storage of a graph (argument values, node parameters,
-/// host-call state) and the CUDA node handles, in one object.
+/// host-call state), the CUDA node handles, and each item's run-time entry
+/// (edges have an empty one).
 template <class... Items>
 struct graph_storage<graph_t<Items...>> {
   flat_tuple<typename storage_of_item<Items>::type...> items;
   std::array<cudaGraphNode_t, graph_t<Items...>::node_count> handles{};
+  std::array<node_entry, sizeof...(Items)> entries{};
 };
 
-// -------------------------------------------------------------- lowering --
-template <class Body, class Root>
-inline void lower_node(const Body& body, typename Body::storage& storage, lower_state<Root>& st,
-                       cudaGraph_t target, cudaGraphNode_t* handles, std::uint32_t self,
-                       const std::uint32_t* deps, std::size_t dep_count, std::string_view name,
-                       cudaGraphNode_t* dep_handles) {
-  for (std::size_t i = 0; i < dep_count; ++i) dep_handles[i] = handles[deps[i]];
-  handles[self] = body.lower(storage, st, target, native::deps_span(dep_handles, dep_count), name);
-}
-
-template <class G, class Root, std::size_t... K>
-void lower_in_order(const G& graph, graph_storage<G>& storage, lower_state<Root>& st,
-                    cudaGraph_t target, std::index_sequence<K...>) {
-  constexpr const auto& s = G::shape;
-  std::array<cudaGraphNode_t, (s.max_deps > 0 ? s.max_deps : 1)> dep_handles{};
-  (lower_node(get<s.position[s.order[K]]>(graph.items).body,
-              get<s.position[s.order[K]]>(storage.items), st, target, storage.handles.data(),
-              s.order[K], s.deps.data() + s.dep_begin[s.order[K]],
-              s.dep_begin[s.order[K] + 1] - s.dep_begin[s.order[K]], s.names[s.order[K]],
-              dep_handles.data()),
+/// Fills every item's entry in one pack expansion: no helper template per
+/// item, whose names would spell the whole graph.
+template <class Root, std::size_t... I, class... T, class... S>
+void bind_entries(const flat_tuple_base<std::index_sequence<I...>, T...>& items,
+                  flat_tuple_base<std::index_sequence<I...>, S...>& storage, node_entry* out) noexcept {
+  ((out[I] = node_entry{ops_table<typename T::body_type, Root>,
+                        &static_cast<const tuple_leaf<I, T>&>(items).value.body,
+                        &static_cast<tuple_leaf<I, S>&>(storage).value}),
    ...);
 }
 
-/// Adds the graph's nodes to `target`, in topological order, each with its
-/// dependency list: a straight walk decided by the compiler.
+// -------------------------------------------------------------- lowering --
+/// Adds the graph's nodes to `target` in topological order, each with its
+/// dependency list: a loop over arrays the compiler computed.
 template <class G, class Root>
 void lower_graph(const G& graph, graph_storage<G>& storage, lower_state<Root>& st,
                  cudaGraph_t target) {
@@ -122,67 +113,75 @@ void lower_graph(const G& graph, graph_storage<G>& storage, lower_state<Root>& s
     const_cast<cudaGraphConditionalHandle*>(st.values.conditions)[slot] =
         native::create_condition(target, c.default_value, c.assign_default, s.names[v]);
   }
-  lower_in_order(graph, storage, st, target, std::make_index_sequence<G::node_count>{});
+  bind_entries<Root>(graph.items, storage.items, storage.entries.data());
+  std::array<cudaGraphNode_t, (s.max_deps > 0 ? s.max_deps : 1)> deps{};
+  for (std::size_t k = 0; k < G::node_count; ++k) {
+    const std::uint32_t v = s.order[k];
+    const std::uint32_t first = s.dep_begin[v], count = s.dep_begin[v + 1] - first;
+    for (std::uint32_t j = 0; j < count; ++j) deps[j] = storage.handles[s.deps[first + j]];
+    const node_entry& e = storage.entries[s.position[v]];
+    storage.handles[v] =
+        e.ops->lower(e.body, e.storage, &st, target, native::deps_span(deps.data(), count), s.names[v]);
+  }
 }
 
 // ------------------------------------------------------------- rebinding --
-/// Nodes of G (top level) that read the parameter with this hash, directly or
-/// inside their bodies.
+template <class G>
+[[nodiscard]] constexpr bool node_reads(std::uint32_t v, std::uint64_t param_hash) noexcept {
+  for (const ref_info& r : G::items_info[G::shape.position[v]].refs)
+    if (r.kind == ref_kind::param && r.hash == param_hash) return true;
+  return false;
+}
+
+/// Top-level nodes of G that read the parameter, directly or in their bodies.
 template <class G, std::uint64_t Hash>
 consteval std::size_t reader_count() {
   std::size_t n = 0;
-  for (std::size_t v = 0; v < G::node_count; ++v) {
-    bool reads = false;
-    for (const ref_info& r : G::items_info[G::shape.position[v]].refs)
-      reads |= r.kind == ref_kind::param && r.hash == Hash;
-    n += reads;
-  }
+  for (std::uint32_t v = 0; v < G::node_count; ++v) n += node_reads<G>(v, Hash);
   return n;
 }
 template <class G, std::uint64_t Hash>
-consteval auto readers_of() {
+inline constexpr auto readers_of = [] {
   std::array<std::uint32_t, reader_count<G, Hash>()> out{};
   std::size_t k = 0;
-  for (std::uint32_t v = 0; v < G::node_count; ++v) {
-    bool reads = false;
-    for (const ref_info& r : G::items_info[G::shape.position[v]].refs)
-      reads |= r.kind == ref_kind::param && r.hash == Hash;
-    if (reads) out[k++] = v;
-  }
+  for (std::uint32_t v = 0; v < G::node_count; ++v)
+    if (node_reads<G>(v, Hash)) out[k++] = v;
   return out;
+}();
+
+/// Recomputes the listed nodes and sends them to `target`.
+template <class G, class Root, std::size_t R>
+void update_nodes(graph_storage<G>& storage, lower_state<Root>& st,
+                  const std::array<std::uint32_t, R>& nodes, update_target target,
+                  std::uint64_t param_hash) {
+  for (const std::uint32_t v : nodes) {
+    const node_entry& e = storage.entries[G::shape.position[v]];
+    e.ops->update(e.body, e.storage, &st, storage.handles[v], target, G::shape.names[v], param_hash);
+  }
 }
 
-template <std::uint64_t Hash, class Body, class Root>
-inline void update_node(const Body& body, typename Body::storage& storage, lower_state<Root>& st,
-                        cudaGraphNode_t node, update_target target, std::string_view name) {
-  body.template update<Hash>(storage, st, node, target, name);
-}
-
-template <std::uint64_t Hash, class G, class Root, std::size_t... K>
-void update_listed(const G& graph, graph_storage<G>& storage, lower_state<Root>& st,
-                   update_target target, std::index_sequence<K...>) {
-  static constexpr auto readers = readers_of<G, Hash>();
-  constexpr const auto& s = G::shape;
-  (update_node<Hash>(get<s.position[readers[K]]>(graph.items).body,
-                     get<s.position[readers[K]]>(storage.items), st,
-                     storage.handles[readers[K]], target, s.names[readers[K]]),
-   ...);
-}
-
-/// Recomputes every node that reads parameter `Hash` and sends it to `target`.
-template <std::uint64_t Hash, class G, class Root>
-void update_readers(const G& graph, graph_storage<G>& storage, lower_state<Root>& st,
-                    update_target target) {
-  update_listed<Hash>(graph, storage, st, target,
-                      std::make_index_sequence<reader_count<G, Hash>()>{});
+template <class G, class Root>
+void update_readers(const G&, graph_storage<G>& storage, lower_state<Root>& st,
+                    std::uint64_t param_hash) {
+  for (std::uint32_t v = 0; v < G::node_count; ++v) {
+    if (!node_reads<G>(v, param_hash)) continue;
+    const node_entry& e = storage.entries[G::shape.position[v]];
+    e.ops->update(e.body, e.storage, &st, storage.handles[v], update_target::template_node,
+                  G::shape.names[v], param_hash);
+  }
 }
 
 // ----------------------------------------------------------------- spec --
-template <class G, std::size_t... V>
-void nodes_to_spec(const G& graph, graph_spec& out, std::index_sequence<V...>) {
-  constexpr const auto& s = G::shape;
-  (out.nodes.push_back(node{std::string(s.names[V]), get<s.position[V]>(graph.items).body.spec(), {}}),
-   ...);
+template <class Body>
+[[gnu::noinline]] void append_spec_node(graph_spec& out, std::string_view name, const Body& body) {
+  out.nodes.push_back(node{std::string(name), body.spec(), {}});
+}
+
+inline void append_spec_node(graph_spec&, std::string_view, const edge_body&) noexcept {}
+
+template <std::size_t... I, class... T>
+void nodes_to_spec(const flat_tuple_base<std::index_sequence<I...>, T...>& items, graph_spec& out) {
+  (append_spec_node(out, T::info.name, static_cast<const tuple_leaf<I, T>&>(items).value.body), ...);
 }
 
 /// The plain-data spec of a DSL graph (nodes in declaration order).
@@ -192,7 +191,7 @@ template <class G>
   graph_spec out;
   out.name = std::move(name);
   out.nodes.reserve(G::node_count);
-  nodes_to_spec(graph, out, std::make_index_sequence<G::node_count>{});
+  nodes_to_spec(graph.items, out);
   for (std::size_t v = 0; v < G::node_count; ++v)
     for (std::uint32_t k = s.dep_begin[v]; k < s.dep_begin[v + 1]; ++k)
       out.nodes[v].deps.emplace_back(s.names[s.deps[k]]);

@@ -31,9 +31,10 @@ template <class G>
 struct graph_storage;
 template <class G, class Root>
 void lower_graph(const G& graph, graph_storage<G>& storage, lower_state<Root>& st, cudaGraph_t target);
-template <std::uint64_t Hash, class G, class Root>
+/// Nested graphs: every node reading the parameter, updated in the template.
+template <class G, class Root>
 void update_readers(const G& graph, graph_storage<G>& storage, lower_state<Root>& st,
-                    update_target target);
+                    std::uint64_t param_hash);
 template <class G>
 [[nodiscard]] graph_spec graph_to_spec(const G& graph, std::string name);
 
@@ -42,7 +43,7 @@ template <class G>
 struct child_body : leaf_body {
   static constexpr node_kind kind = node_kind::child;
   static constexpr auto refs = G::shape.all_refs;
-  static constexpr std::string_view nested_forbidden_path = G::shape.forbidden_path;
+  static constexpr std::string_view nested_forbidden_path = G::shape.forbidden_path.view();
   static constexpr node_kind nested_forbidden_kind = G::shape.forbidden_kind;
 
   G graph;
@@ -59,10 +60,10 @@ struct child_body : leaf_body {
     (void)inner.release();
     return n;
   }
-  template <std::uint64_t Hash, class Root>
-  void update(storage& s, lower_state<Root>& st, cudaGraphNode_t, update_target,
-              std::string_view) const {
-    update_readers<Hash>(graph, s, st, update_target::template_node);
+  template <class Root>
+  void update(storage& s, lower_state<Root>& st, cudaGraphNode_t, update_target, std::string_view,
+              std::uint64_t param_hash) const {
+    update_readers(graph, s, st, param_hash);
   }
   [[nodiscard]] node_params spec() const {
     return child_node{std::make_shared<const graph_spec>(graph_to_spec(graph, "child"))};
@@ -85,8 +86,9 @@ struct empty_body : leaf_body {
                         std::string_view name) const {
     return native::add_empty(g, deps, name);
   }
-  template <std::uint64_t Hash, class Root>
-  void update(storage&, lower_state<Root>&, cudaGraphNode_t, update_target, std::string_view) const {}
+  template <class Root>
+  void update(storage&, lower_state<Root>&, cudaGraphNode_t, update_target, std::string_view,
+              std::uint64_t) const {}
   [[nodiscard]] node_params spec() const { return empty_node{}; }
 };
 
@@ -113,9 +115,9 @@ struct event_body : leaf_body {
     else
       return native::add_event_wait(g, deps, e, name);
   }
-  template <std::uint64_t Hash, class Root>
+  template <class Root>
   void update(storage&, lower_state<Root>& st, cudaGraphNode_t node, update_target target,
-              std::string_view name) const {
+              std::string_view name, std::uint64_t) const {
     const cudaEvent_t e = resolve<cudaEvent_t>(event, st.values);
     if constexpr (Record) {
       if (target == update_target::exec_node)
@@ -196,14 +198,15 @@ struct conditional_body : leaf_body {
                     std::index_sequence<I...>) const {
     (lower_graph(get<I>(bodies), get<I>(s), st, targets[I]), ...);
   }
-  template <std::uint64_t Hash, class Root>
-  void update(storage& s, lower_state<Root>& st, cudaGraphNode_t, update_target,
-              std::string_view) const {
-    update_bodies<Hash>(s, st, std::index_sequence_for<G...>{});
+  template <class Root>
+  void update(storage& s, lower_state<Root>& st, cudaGraphNode_t, update_target, std::string_view,
+              std::uint64_t param_hash) const {
+    update_bodies(s, st, param_hash, std::index_sequence_for<G...>{});
   }
-  template <std::uint64_t Hash, class Root, std::size_t... I>
-  void update_bodies(storage& s, lower_state<Root>& st, std::index_sequence<I...>) const {
-    (update_readers<Hash>(get<I>(bodies), get<I>(s), st, update_target::template_node), ...);
+  template <class Root, std::size_t... I>
+  void update_bodies(storage& s, lower_state<Root>& st, std::uint64_t param_hash,
+                     std::index_sequence<I...>) const {
+    (update_readers(get<I>(bodies), get<I>(s), st, param_hash), ...);
   }
   [[nodiscard]] node_params spec() const {
     conditional_node n;
@@ -222,14 +225,14 @@ struct conditional_body : leaf_body {
 template <fixed_string Name, class G>
 consteval message_buffer forbidden_body_message() {
   message_buffer m;
-  m << Name.view() << "/" << G::shape.forbidden_path << " (" << kind_text(G::shape.forbidden_kind)
+  m << Name.view() << "/" << G::shape.forbidden_path.view() << " (" << kind_text(G::shape.forbidden_kind)
     << " node)";
   return m;
 }
 
 template <fixed_string Name, class G>
 consteval bool body_allowed() {
-  if constexpr (!G::shape.forbidden_path.empty()) {
+  if constexpr (G::shape.forbidden_path.size != 0) {
     constexpr message_buffer m = forbidden_body_message<Name, G>();
     return sizeof(node_kind_forbidden_in_conditional_body<to_fixed<m.size>(m.view())>) > 0;
   }

@@ -77,9 +77,9 @@ struct host_body : leaf_body {
   }
   /// The node reads its arguments from `storage` when it runs: a rebind
   /// rewrites them there (see exec.hpp on in-flight launches).
-  template <std::uint64_t Hash, class Root>
-  void update(storage& s, lower_state<Root>& st, cudaGraphNode_t, update_target,
-              std::string_view) const {
+  template <class Root>
+  void update(storage& s, lower_state<Root>& st, cudaGraphNode_t, update_target, std::string_view,
+              std::uint64_t) const {
     fill(s, st.values);
   }
   [[nodiscard]] node_params spec() const {
@@ -147,9 +147,9 @@ struct captured_body : leaf_body {
   }
   /// Recorded again; the exec's child node takes the new recording. Applied
   /// to the executable graph in both modes (a template child cannot be set).
-  template <std::uint64_t Hash, class Root>
+  template <class Root>
   void update(storage& s, lower_state<Root>& st, cudaGraphNode_t node, update_target,
-              std::string_view name) const {
+              std::string_view name, std::uint64_t) const {
     s.latest = record_now(s, st, name);
     reapply(s, st, node, name);
   }

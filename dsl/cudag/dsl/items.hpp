@@ -42,6 +42,9 @@ struct name_pair {
   std::string_view to;
 };
 
+/// The body of an item that is not a node (edges): nothing to lower.
+struct edge_body {};
+
 /// The compile-time description of one declaration item.
 struct item_info {
   bool is_node = false;
@@ -51,8 +54,8 @@ struct item_info {
   std::span<const ref_info> refs;        ///< everything the node (and its bodies) reads
   std::string_view allocates;            ///< mem-alloc: buffer name
   std::string_view frees;                ///< mem-free: buffer name
-  /// First node, by path, of a kind CUDA forbids in conditional bodies
-  /// ("" when none); a child graph or body reports its own nodes.
+  /// For a child graph holding a node of a kind CUDA forbids in
+  /// conditional bodies: that node's path inside it.
   std::string_view forbidden_in_body;
   node_kind forbidden_kind = node_kind::empty;
   bool conditional_safe = true;

@@ -91,9 +91,9 @@ struct kernel_body<Function, Grid, type_list<P...>, flat_tuple<S...>> : leaf_bod
     fill(s, st.values);
     return native::add_kernel(g, deps, s.params, name);
   }
-  template <std::uint64_t Hash, class Root>
+  template <class Root>
   void update(storage& s, lower_state<Root>& st, cudaGraphNode_t node, update_target target,
-              std::string_view name) const {
+              std::string_view name, std::uint64_t) const {
     fill(s, st.values);
     if (target == update_target::exec_node)
       CUDAG_CUDA_NODE(cudaGraphExecKernelNodeSetParams(st.exec, node, &s.params), name);
@@ -123,11 +123,6 @@ struct kernel_body<Function, Grid, type_list<P...>, flat_tuple<S...>> : leaf_bod
   }
 };
 
-template <fixed_string Node, class... P, class... A, std::size_t... I>
-consteval bool kernel_arguments_pass(type_list<P...>, type_list<A...>, std::index_sequence<I...>) {
-  return (check_kernel_argument<Node, I, P, A>() && ...);
-}
-
 template <class Grid>
 [[nodiscard]] constexpr auto normalize_grid(const Grid& grid) {
   if constexpr (requires { grid.per_block; })
@@ -136,20 +131,50 @@ template <class Grid>
     return dim3(grid);
 }
 
-template <fixed_string Name, class Function, class... P, class Grid, class... A>
-[[nodiscard]] constexpr auto make_kernel_node(Function function, type_list<P...>, const Grid& grid,
-                                              dim3 block, unsigned shared_bytes, const A&... args) {
-  using grid_type = decltype(normalize_grid(grid));
+/// Whether arguments A... fit parameters P... (count and each conversion).
+/// Independent of the node's name, so shared by nodes of the same types.
+template <class... P, class... A>
+consteval bool kernel_arguments_fit(type_list<P...>, type_list<A...>) {
+  if constexpr (sizeof...(P) != sizeof...(A))
+    return false;
+  else
+    return (dsl_passes_as<P, A> && ...);
+}
+
+/// Only instantiated for a call that does not fit: names node and position.
+template <fixed_string Node, class... P, class... A>
+consteval bool report_kernel_arguments(type_list<P...>, type_list<A...>) {
   if constexpr (sizeof...(P) != sizeof...(A)) {
-    static_assert(sizeof(kernel_argument_count_mismatch<Name, sizeof...(P), sizeof...(A)>) > 0);
-    return node_t<Name, kernel_body<Function, grid_type, type_list<>, flat_tuple<>>>{};
-  } else if constexpr (!kernel_arguments_pass<Name>(type_list<P...>{}, type_list<A...>{},
-                                                    std::index_sequence_for<A...>{})) {
-    return node_t<Name, kernel_body<Function, grid_type, type_list<>, flat_tuple<>>>{};
+    return sizeof(kernel_argument_count_mismatch<Node, sizeof...(P), sizeof...(A)>) == 0;
   } else {
-    using body = kernel_body<Function, grid_type, type_list<P...>, flat_tuple<stored_arg<P, A>...>>;
-    return node_t<Name, body>{body{{}, function, normalize_grid(grid), block, shared_bytes,
-                                   make_flat_tuple(store_arg<P>(args)...)}};
+    return [&]<std::size_t... I>(std::index_sequence<I...>) {
+      return (check_kernel_argument<Node, I, P, A>() && ...);
+    }(std::index_sequence_for<A...>{});
+  }
+}
+
+template <class Function, class Grid, class Params, class... A>
+struct kernel_body_for;
+template <class Function, class Grid, class... P, class... A>
+struct kernel_body_for<Function, Grid, type_list<P...>, A...> {
+  using type = kernel_body<Function, Grid, type_list<P...>, flat_tuple<stored_arg<P, A>...>>;
+  static constexpr type make(Function function, const Grid& grid, dim3 block, unsigned shared_bytes,
+                             const A&... args) {
+    return type{{}, function, grid, block, shared_bytes, make_flat_tuple(store_arg<P>(args)...)};
+  }
+};
+
+template <fixed_string Name, class Function, class Params, class Grid, class... A>
+[[nodiscard]] constexpr auto make_kernel_node(Function function, const Grid& grid, dim3 block,
+                                              unsigned shared_bytes, const A&... args) {
+  if constexpr (!kernel_arguments_fit(Params{}, type_list<A...>{})) {
+    static_assert(report_kernel_arguments<Name>(Params{}, type_list<A...>{}));
+    return 0;
+  } else {
+    using grid_type = decltype(normalize_grid(grid));
+    using factory = kernel_body_for<Function, grid_type, Params, A...>;
+    return node_t<Name, typename factory::type>{
+        factory::make(function, normalize_grid(grid), block, shared_bytes, args...)};
   }
 }
 
@@ -165,9 +190,9 @@ template <fixed_string Name, auto Kernel, unsigned SharedBytes = 0, class Grid, 
           class... A>
   requires std::is_pointer_v<decltype(Kernel)>
 [[nodiscard]] constexpr auto kernel(const Grid& grid, const Block& block, const A&... args) {
-  return make_kernel_node<Name>(static_kernel<Kernel>{},
-                                typename kernel_signature<decltype(Kernel)>::params{}, grid,
-                                dim3(block), SharedBytes, args...);
+  return make_kernel_node<Name, static_kernel<Kernel>,
+                          typename kernel_signature<decltype(Kernel)>::params>(
+      static_kernel<Kernel>{}, grid, dim3(block), SharedBytes, args...);
 }
 
 /// A node running a run-time kernel (NVRTC) of a known signature.
@@ -175,8 +200,8 @@ template <fixed_string Name, unsigned SharedBytes = 0, class... P, class Grid, c
           class... A>
 [[nodiscard]] auto kernel(const kernel_ref<void(P...)>& k, const Grid& grid, const Block& block,
                           const A&... args) {
-  return make_kernel_node<Name>(dynamic_kernel<void(P...)>{k}, type_list<P...>{}, grid,
-                                dim3(block), SharedBytes, args...);
+  return make_kernel_node<Name, dynamic_kernel<void(P...)>, type_list<P...>>(
+      dynamic_kernel<void(P...)>{k}, grid, dim3(block), SharedBytes, args...);
 }
 
 }  // namespace cudag::dsl

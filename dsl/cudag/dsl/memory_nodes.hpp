@@ -46,9 +46,9 @@ struct memcpy_body : leaf_body {
     CUDAG_CUDA_NODE(cudaGraphAddMemcpyNode(&n, g, deps.data(), deps.size(), &s.params), name);
     return n;
   }
-  template <std::uint64_t Hash, class Root>
+  template <class Root>
   void update(storage& s, lower_state<Root>& st, cudaGraphNode_t node, update_target target,
-              std::string_view name) const {
+              std::string_view name, std::uint64_t) const {
     fill(s, st.values);
     if (target == update_target::exec_node)
       CUDAG_CUDA_NODE(cudaGraphExecMemcpyNodeSetParams(st.exec, node, &s.params), name);
@@ -105,9 +105,9 @@ struct memset_body : leaf_body {
     fill(s, st.values);
     return native::add_memset(g, deps, s.params, name);
   }
-  template <std::uint64_t Hash, class Root>
+  template <class Root>
   void update(storage& s, lower_state<Root>& st, cudaGraphNode_t node, update_target target,
-              std::string_view name) const {
+              std::string_view name, std::uint64_t) const {
     fill(s, st.values);
     if (target == update_target::exec_node)
       CUDAG_CUDA_NODE(cudaGraphExecMemsetNodeSetParams(st.exec, node, &s.params), name);
@@ -163,16 +163,17 @@ struct alloc_body : leaf_body {
     const_cast<void**>(st.values.buffers)[slot] = a.pointer;
     return a.node;
   }
-  template <std::uint64_t Hash, class Root>
-  void update(storage&, lower_state<Root>&, cudaGraphNode_t, update_target, std::string_view) const {}
+  template <class Root>
+  void update(storage&, lower_state<Root>&, cudaGraphNode_t, update_target, std::string_view,
+              std::uint64_t) const {}
   [[nodiscard]] node_params spec() const {
     return mem_alloc_node{std::string(Buffer.view()), count * sizeof(T), device};
   }
 };
 
-template <fixed_string Name, fixed_string Buffer, class T>
-[[nodiscard]] constexpr auto mem_alloc(buffer_t<Buffer, T>, std::size_t count, int device = -1) {
-  using body = alloc_body<Buffer, T>;
+template <fixed_string Name, named_buffer B>
+[[nodiscard]] constexpr auto mem_alloc(B, std::size_t count, int device = -1) {
+  using body = alloc_body<B::name, typename B::element_type>;
   return node_t<Name, body>{body{{}, count, device}};
 }
 
@@ -190,14 +191,15 @@ struct free_body : leaf_body {
     constexpr std::size_t slot = Root::shape.buffer_slot(name_hash(Buffer.view()));
     return native::add_mem_free(g, deps, st.values.buffers[slot], name);
   }
-  template <std::uint64_t Hash, class Root>
-  void update(storage&, lower_state<Root>&, cudaGraphNode_t, update_target, std::string_view) const {}
+  template <class Root>
+  void update(storage&, lower_state<Root>&, cudaGraphNode_t, update_target, std::string_view,
+              std::uint64_t) const {}
   [[nodiscard]] node_params spec() const { return mem_free_node{std::string(Buffer.view())}; }
 };
 
-template <fixed_string Name, fixed_string Buffer, class T>
-[[nodiscard]] constexpr auto mem_free(buffer_t<Buffer, T>) {
-  return node_t<Name, free_body<Buffer>>{};
+template <fixed_string Name, named_buffer B>
+[[nodiscard]] constexpr auto mem_free(B) {
+  return node_t<Name, free_body<B::name>>{};
 }
 
 }  // namespace cudag::dsl

@@ -51,21 +51,11 @@ struct leaf_body {
   static constexpr std::string_view owned_condition{};
 };
 
-template <class Body>
-[[nodiscard]] consteval message_buffer forbidden_path_of(std::string_view name) {
-  message_buffer path;
-  if (forbidden_in_conditional_body(Body::kind))
-    path << name;
-  else if (!Body::nested_forbidden_path.empty())
-    path << name << "/" << Body::nested_forbidden_path;
-  return path;
-}
-
 template <fixed_string Name, class Body>
 struct node_t {
   using body_type = Body;
   static constexpr auto name = Name;
-  static constexpr message_buffer forbidden_path = forbidden_path_of<Body>(Name.view());
+  static constexpr bool forbidden_itself = forbidden_in_conditional_body(Body::kind);
   static constexpr item_info info{
       true,
       Name.view(),
@@ -74,13 +64,62 @@ struct node_t {
       std::span<const ref_info>(Body::refs),
       Body::allocates,
       Body::frees,
-      forbidden_path.view(),
-      forbidden_in_conditional_body(Body::kind) ? Body::kind : Body::nested_forbidden_kind,
-      forbidden_path.size == 0,
+      Body::nested_forbidden_path,
+      forbidden_itself ? Body::kind : Body::nested_forbidden_kind,
+      !forbidden_itself && Body::nested_forbidden_path.empty(),
       Body::owned_condition};
 
   Body body;
 };
+
+/// What the run-time walks (lowering, rebinding) call for one node, with the
+/// node's body, storage and the walk's state erased to pointers: one set of
+/// functions per body type, and walks that are plain loops over
+/// compile-time arrays instead of per-node template instantiations.
+struct node_ops {
+  cudaGraphNode_t (*lower)(const void* body, void* storage, void* state, cudaGraph_t target,
+                           native::deps_span deps, std::string_view name);
+  void (*update)(const void* body, void* storage, void* state, cudaGraphNode_t node,
+                 update_target target, std::string_view name, std::uint64_t param_hash);
+  void (*reapply)(const void* body, void* storage, void* state, cudaGraphNode_t node,
+                  std::string_view name);
+};
+
+struct node_entry {
+  const node_ops* ops = nullptr;
+  const void* body = nullptr;
+  void* storage = nullptr;
+};
+
+template <class Body, class Root>
+struct ops_of {
+  using storage = typename Body::storage;
+  static cudaGraphNode_t lower(const void* body, void* s, void* state, cudaGraph_t target,
+                               native::deps_span deps, std::string_view name) {
+    return static_cast<const Body*>(body)->lower(*static_cast<storage*>(s),
+                                                 *static_cast<lower_state<Root>*>(state), target,
+                                                 deps, name);
+  }
+  static void update(const void* body, void* s, void* state, cudaGraphNode_t node,
+                     update_target target, std::string_view name, std::uint64_t param_hash) {
+    static_cast<const Body*>(body)->update(*static_cast<storage*>(s),
+                                           *static_cast<lower_state<Root>*>(state), node, target,
+                                           name, param_hash);
+  }
+  static void reapply(const void* body, void* s, void* state, cudaGraphNode_t node,
+                      std::string_view name) {
+    if constexpr (requires { &Body::template reapply<Root>; })
+      static_cast<const Body*>(body)->reapply(*static_cast<storage*>(s),
+                                              *static_cast<lower_state<Root>*>(state), node, name);
+  }
+  static constexpr node_ops table{&lower, &update, &reapply};
+};
+
+/// The operations of a body type; edges have none.
+template <class Body, class Root>
+inline constexpr const node_ops* ops_table = &ops_of<Body, Root>::table;
+template <class Root>
+inline constexpr const node_ops* ops_table<edge_body, Root> = nullptr;
 
 /// Storage of a non-node item (edges): nothing.
 struct no_storage {};
@@ -89,9 +128,10 @@ template <class Item>
 struct storage_of_item {
   using type = no_storage;
 };
-template <fixed_string Name, class Body>
-struct storage_of_item<node_t<Name, Body>> {
-  using type = typename Body::storage;
+template <class Item>
+  requires requires { typename Item::body_type::storage; }
+struct storage_of_item<Item> {
+  using type = typename Item::body_type::storage;
 };
 
 }  // namespace cudag::dsl

@@ -79,12 +79,19 @@ template <std::size_t R, std::size_t A>
         names[total++] = r.name;
       }
   std::sort(sorted.begin(), sorted.begin() + total);
+  // Within a run of equal hashes, compare only with the run's distinct names
+  // (almost always one): linear, however often a name is used.
   std::size_t distinct = 0;
+  std::array<std::string_view, 8> run{};
+  std::size_t run_size = 0;
   for (std::size_t i = 0; i < total; ++i) {
+    if (i == 0 || sorted[i].hash != sorted[i - 1].hash) run_size = 0;
+    const std::string_view name = names[sorted[i].index];
     bool fresh = true;
-    for (std::size_t j = i; j-- > 0 && sorted[j].hash == sorted[i].hash;)
-      fresh = fresh && names[sorted[j].index] != names[sorted[i].index];
-    distinct += fresh;
+    for (std::size_t j = 0; j < run_size; ++j) fresh = fresh && run[j] != name;
+    if (!fresh) continue;
+    if (run_size < run.size()) run[run_size++] = name;
+    ++distinct;
   }
   return distinct;
 }
@@ -122,7 +129,7 @@ struct graph_shape {
   std::array<ref_info, C> conditions{};
   std::array<hashed_index, C> condition_lookup{};
   // conditional bodies
-  std::string_view forbidden_path;  ///< first node CUDA forbids in a body, by path
+  message_buffer forbidden_path;  ///< first node CUDA forbids in a body, by path
   node_kind forbidden_kind = node_kind::empty;
   // diagnosis
   shape_problem problem = shape_problem::none;
@@ -191,8 +198,9 @@ template <shape_sizes S, std::size_t A>
     g.kinds[n] = it.kind;
     g.owned_condition[n] = it.owns_condition.empty() ? 0 : name_hash(it.owns_condition);
     g.node_lookup[n] = {name_hash(it.name), std::uint32_t(n)};
-    if (!it.conditional_safe && g.forbidden_path.empty()) {
-      g.forbidden_path = it.forbidden_in_body;
+    if (!it.conditional_safe && g.forbidden_path.size == 0) {
+      g.forbidden_path << it.name;
+      if (!it.forbidden_in_body.empty()) g.forbidden_path << "/" << it.forbidden_in_body;
       g.forbidden_kind = it.forbidden_kind;
     }
     ++n;
