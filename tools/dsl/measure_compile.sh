@@ -1,10 +1,11 @@
 #!/bin/sh
 # Compile time and peak memory of generated DSL graphs (tools/dsl/gen_graph.py).
-# usage: measure_compile.sh SOURCE_ROOT "SIZES" "SHAPES" "COMPILERS" REPEATS
+# usage: measure_compile.sh SOURCE_ROOT "SIZES" "SHAPES" "COMPILERS" REPEATS [decl|full]
 #   e.g. measure_compile.sh . "128 512" "chain dag" "g++ nvcc" 2
-# Prints one markdown row per run: compiler | shape | nodes | seconds | MiB.
+# Prints one markdown row per run:
+#   compiler | shape | what | nodes | wall s | user+sys s | peak MiB
 set -eu
-root=$1; sizes=$2; shapes=$3; compilers=$4; repeats=$5
+root=$1; sizes=$2; shapes=$3; compilers=$4; repeats=$5; what=${6:-full}
 cuda=$(dirname "$(dirname "$(command -v nvcc)")")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -19,13 +20,16 @@ for compiler in $compilers; do
         src="$work/graph.cpp"
         set -- g++ -std=c++20 -O2 -I"$root/include" -I"$root/dsl" -I"$cuda/include" -c "$src" -o "$work/graph.o"
       fi
-      python3 "$root/tools/dsl/gen_graph.py" "$shape" "$nodes" "$src"
+      python3 "$root/tools/dsl/gen_graph.py" "$shape" "$nodes" "$src" 7 "$what"
       run=1
       while [ "$run" -le "$repeats" ]; do
         /usr/bin/time -v "$@" 2> "$work/time.txt" > /dev/null || { cat "$work/time.txt" | head -30; exit 1; }
         seconds=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$work/time.txt")
         kib=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$work/time.txt")
-        echo "| $compiler | $shape | $nodes | $seconds | $((kib / 1024)) |"
+        user=$(sed -n 's/.*User time (seconds): //p' "$work/time.txt")
+        sys=$(sed -n 's/.*System time (seconds): //p' "$work/time.txt")
+        cpu=$(echo "$user + $sys" | bc)
+        echo "| $compiler | $shape | $what | $nodes | $seconds | $cpu | $((kib / 1024)) |"
         run=$((run + 1))
       done
     done

@@ -17,7 +17,7 @@ namespace cudag::dsl {
 template <fixed_string From, fixed_string To>
 struct edge_t {
   static constexpr std::array<name_pair, 1> pairs{name_pair{From.view(), To.view()}};
-  static constexpr item_info info{false, {}, node_kind::empty, pairs};
+  static constexpr item_info info = edge_item_info(pairs);
   using body_type = edge_body;
   edge_body body;
 };
@@ -31,7 +31,7 @@ struct chain_t {
     for (std::size_t i = 0; i + 1 < names.size(); ++i) out[i] = {names[i], names[i + 1]};
     return out;
   }();
-  static constexpr item_info info{false, {}, node_kind::empty, pairs};
+  static constexpr item_info info = edge_item_info(pairs);
   using body_type = edge_body;
   edge_body body;
 };
@@ -39,7 +39,7 @@ struct chain_t {
 template <fixed_string From, fixed_string... To>
 struct fan_out_t {
   static constexpr std::array<name_pair, sizeof...(To)> pairs{name_pair{From.view(), To.view()}...};
-  static constexpr item_info info{false, {}, node_kind::empty, pairs};
+  static constexpr item_info info = edge_item_info(pairs);
   using body_type = edge_body;
   edge_body body;
 };
@@ -47,7 +47,7 @@ struct fan_out_t {
 template <fixed_string To, fixed_string... From>
 struct fan_in_t {
   static constexpr std::array<name_pair, sizeof...(From)> pairs{name_pair{From.view(), To.view()}...};
-  static constexpr item_info info{false, {}, node_kind::empty, pairs};
+  static constexpr item_info info = edge_item_info(pairs);
   using body_type = edge_body;
   edge_body body;
 };

@@ -75,10 +75,79 @@ consteval bool all_bound(std::index_sequence<Slot...>) {
   return (slot_bound<G, Slot, B...>() && ...);
 }
 
+/// Everything an instantiated DSL graph points into, in one allocation: a
+/// copy of the declaration, bound parameter bytes, buffer pointers,
+/// condition handles and every node's typed storage.
+template <class G>
+struct exec_arena {
+  explicit exec_arena(const G& g) : graph(g) {
+    state.values = value_context<G>{params, buffers.data(), conditions.data()};
+  }
+  template <class B>
+  void write(const B& b) noexcept {
+    constexpr std::size_t offset = G::shape.param_offset(name_hash(B::name.view()));
+    std::memcpy(params + offset, &b.value, sizeof(b.value));
+  }
+
+  G graph;
+  alignas(16) std::byte params[G::shape.param_bytes > 0 ? G::shape.param_bytes : 1] = {};
+  std::array<void*, G::sizes.buffers> buffers{};
+  std::array<cudaGraphConditionalHandle, G::sizes.conditions> conditions{};
+  graph_storage<G> nodes{};
+  std::array<bool, G::node_count> template_stale{};
+  lower_state<G> state{};
+};
+
+template <class G>
+class exec;
+
+/// A DSL graph lowered into a CUDA graph, not yet instantiated: what
+/// lower() returns, and what instantiate() instantiates.
+template <class G>
+class lowered {
+ public:
+  [[nodiscard]] cudaGraph_t native_graph() const noexcept { return graph_.get(); }
+
+ private:
+  template <class H, class... B>
+  friend lowered<H> lower_with(const H&, const B&...);
+  friend class exec<G>;
+  explicit lowered(const G& graph) : arena_(std::make_unique<exec_arena<G>>(graph)) {
+    arena_->state.host_failures = core_.host_failures();
+  }
+  std::unique_ptr<exec_arena<G>> arena_;
+  exec_core core_;  ///< not instantiated yet; owns the host-failure sink
+  unique_graph graph_;
+};
+
+/// Binds every parameter and lowers the graph: a walk in the order the
+/// compiler computed, one cudaGraphAdd*Node call per node.
+template <class G, class... B>
+[[nodiscard]] lowered<G> lower_with(const G& graph, const B&... bindings) {
+  static_assert((binding_fits<G, B>() && ...));
+  static_assert(all_bound<G, B...>(std::make_index_sequence<G::sizes.params>{}));
+  lowered<G> out(graph);
+  (out.arena_->write(bindings), ...);
+  out.graph_ = make_graph();
+  lower_graph(out.arena_->graph, out.arena_->nodes, out.arena_->state, out.graph_.get());
+  return out;
+}
+template <class... Items, class... B>
+[[nodiscard]] lowered<graph_t<Items...>> lower(const graph_t<Items...>& graph, const B&... bindings) {
+  return lower_with(graph, bindings...);
+}
+
 template <class G>
 class exec {
  public:
   static constexpr std::size_t node_count = G::node_count;
+
+  /// Instantiates a lowered graph, taking over everything it points into.
+  explicit exec(lowered<G>&& built, const instantiate_options& options)
+      : arena_(std::move(built.arena_)), core_(std::move(built.core_)) {
+    core_.reinstantiate(std::move(built.graph_), options);
+    arena_->state.exec = core_.native_exec();
+  }
 
   exec(exec&&) noexcept = default;
   exec& operator=(exec&&) noexcept = default;
@@ -134,31 +203,13 @@ class exec {
     return arena_->nodes.handles[v];
   }
 
-  template <class H, class... B>
-  friend exec<H> instantiate_with(const H&, const instantiate_options&, const B&...);
 
  private:
-  struct arena {
-    explicit arena(const G& g) : graph(g) {}
-    G graph;
-    alignas(16) std::byte params[G::shape.param_bytes > 0 ? G::shape.param_bytes : 1] = {};
-    std::array<void*, G::sizes.buffers> buffers{};
-    std::array<cudaGraphConditionalHandle, G::sizes.conditions> conditions{};
-    graph_storage<G> nodes{};
-    std::array<bool, G::node_count> template_stale{};
-    lower_state<G> state{};
-  };
-
-  explicit exec(const G& graph) : arena_(std::make_unique<arena>(graph)) {
-    arena& a = *arena_;
-    a.state.values = value_context<G>{a.params, a.buffers.data(), a.conditions.data()};
-    a.state.host_failures = core_.host_failures();
-  }
+  using arena = exec_arena<G>;
 
   template <class B>
   void write_binding(const B& b) noexcept {
-    constexpr std::size_t offset = G::shape.param_offset(name_hash(B::name.view()));
-    std::memcpy(arena_->params + offset, &b.value, sizeof(b.value));
+    arena_->write(b);
   }
 
   template <fixed_string Name>
@@ -245,21 +296,17 @@ class exec {
 template <class G, class... B>
 [[nodiscard]] exec<G> instantiate_with(const G& graph, const instantiate_options& options,
                                        const B&... bindings) {
-  static_assert((binding_fits<G, B>() && ...));
-  static_assert(all_bound<G, B...>(std::make_index_sequence<G::sizes.params>{}));
-  exec<G> out(graph);
-  auto& a = *out.arena_;
-  (out.write_binding(bindings), ...);
-  unique_graph native = make_graph();
-  lower_graph(a.graph, a.nodes, a.state, native.get());
-  out.core_.reinstantiate(std::move(native), options);
-  a.state.exec = out.core_.native_exec();
-  return out;
+  return exec<G>(lower_with(graph, bindings...), options);
 }
 
 template <class... Items, class... B>
 [[nodiscard]] exec<graph_t<Items...>> instantiate(const graph_t<Items...>& graph, const B&... bindings) {
   return instantiate_with(graph, instantiate_options{}, bindings...);
+}
+/// Instantiates a graph lowered earlier.
+template <class G>
+[[nodiscard]] exec<G> instantiate(lowered<G>&& built, const instantiate_options& options = {}) {
+  return exec<G>(std::move(built), options);
 }
 
 }  // namespace cudag::dsl

@@ -15,7 +15,7 @@ struct fixed_string {
 
   constexpr fixed_string() = default;
   constexpr fixed_string(const char (&text)[N + 1]) {  // NOLINT: implicit by design
-    for (std::size_t i = 0; i < N; ++i) chars[i] = text[i];
+    for (std::size_t i = 0; i != N; ++i) chars[i] = text[i];
   }
   [[nodiscard]] static constexpr std::size_t size() noexcept { return N; }
   [[nodiscard]] constexpr std::string_view view() const noexcept { return {chars, N}; }
@@ -67,7 +67,8 @@ struct message_buffer {
 template <std::size_t N>
 [[nodiscard]] constexpr fixed_string<N> to_fixed(std::string_view text) noexcept {
   fixed_string<N> out;
-  for (std::size_t i = 0; i < N; ++i) out.chars[i] = text[i];
+  if constexpr (N > 0)
+    for (std::size_t i = 0; i != N; ++i) out.chars[i] = text[i];
   return out;
 }
 

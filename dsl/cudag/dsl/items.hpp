@@ -63,3 +63,12 @@ struct item_info {
 };
 
 }  // namespace cudag::dsl
+
+namespace cudag::dsl {
+/// The description of an edge group.
+[[nodiscard]] constexpr item_info edge_item_info(std::span<const name_pair> pairs) noexcept {
+  item_info info;
+  info.edges = pairs;
+  return info;
+}
+}  // namespace cudag::dsl
