@@ -218,8 +218,24 @@ struct graph_spec {
   [[nodiscard]] std::size_t total_nodes() const noexcept;
 };
 
+/// The prefix that names the nodes nested in node `n` (at path `node_path`):
+/// "stage/" inside child graph 'stage' or the one body of an if or while
+/// node; "branch[1]/" inside body 1 of an if_else or switch node. Every
+/// layer names nested nodes this way ("stage/fill", "branch[1]/write").
+[[nodiscard]] std::string nested_prefix(std::string_view node_path, const node& n,
+                                        std::size_t body = 0);
+
+/// Paths of the nodes (nested ones included) that read parameter `param`:
+/// as an argument, operand or event, or through a grid rule. The nodes a
+/// rebind of `param` updates.
+[[nodiscard]] std::vector<std::string> parameter_readers(const graph_spec& spec,
+                                                         std::string_view param);
+
 /// Calls f(value&) for every value a node reads (kernel/host/capture
 /// arguments, memcpy/memset operands, events).
+template <class Node, class F>
+void for_each_value(Node& n, F&& f);
+
 template <class Node, class F>
 void for_each_value(Node& n, F&& f) {
   std::visit(

@@ -8,10 +8,6 @@ namespace {
 // Far beyond any real pipeline; stops a child graph that contains itself.
 constexpr std::size_t max_nesting = 64;
 
-bool bodies_are_numbered(conditional_kind kind) {
-  return kind == conditional_kind::if_else || kind == conditional_kind::switch_case;
-}
-
 std::string body_label(const conditional_node& cond, std::size_t body) {
   if (cond.kind == conditional_kind::if_else) return body == 0 ? "then-body" : "else-body";
   if (cond.kind == conditional_kind::switch_case) return "body " + std::to_string(body);
@@ -64,14 +60,11 @@ void spec_tree::add_frame(const graph_spec& spec, std::size_t parent, std::size_
         throw check_error("child node '" + node_path + "' has no graph (null graph pointer)",
                           {node_path});
       }
-      add_frame(*child->graph, self, i, node_path + "/", "the child graph of '" + node_path + "'",
+      add_frame(*child->graph, self, i, nested_prefix(node_path, n), "the child graph of '" + node_path + "'",
                 in_body);
     } else if (const auto* cond = std::get_if<conditional_node>(&n.params)) {
       for (std::size_t b = 0; b < cond->bodies.size(); ++b) {
-        std::string body_prefix =
-            bodies_are_numbered(cond->kind) ? node_path + "[" + std::to_string(b) + "]/"
-                                            : node_path + "/";
-        add_frame(cond->bodies[b], self, i, std::move(body_prefix),
+        add_frame(cond->bodies[b], self, i, nested_prefix(node_path, n, b),
                   "the " + body_label(*cond, b) + " of '" + node_path + "'", true);
       }
     }

@@ -55,4 +55,44 @@ std::size_t graph_spec::total_nodes() const noexcept {
   return count;
 }
 
+std::string nested_prefix(std::string_view node_path, const node& n, std::size_t body) {
+  std::string prefix(node_path);
+  if (const auto* c = std::get_if<conditional_node>(&n.params);
+      c && (c->kind == conditional_kind::if_else || c->kind == conditional_kind::switch_case))
+  {
+    prefix += '[';
+    prefix += std::to_string(body);
+    prefix += ']';
+  }
+  prefix += '/';
+  return prefix;
+}
+
+namespace {
+void collect_readers(const graph_spec& g, std::string_view param, const std::string& prefix,
+                     std::vector<std::string>& out) {
+  for (const node& n : g.nodes) {
+    const std::string path = prefix + n.name;
+    bool reads = false;
+    for_each_value(n, [&](const value& v) {
+      if (const auto* p = std::get_if<param_ref>(&v.source); p && p->name == param) reads = true;
+    });
+    if (const auto* k = std::get_if<kernel_node>(&n.params); k && k->grid_from)
+      reads |= k->grid_from->param == param;
+    if (reads) out.push_back(path);
+    if (const auto* c = std::get_if<child_node>(&n.params); c && c->graph)
+      collect_readers(*c->graph, param, nested_prefix(path, n), out);
+    if (const auto* c = std::get_if<conditional_node>(&n.params))
+      for (std::size_t b = 0; b < c->bodies.size(); ++b)
+        collect_readers(c->bodies[b], param, nested_prefix(path, n, b), out);
+  }
+}
+}  // namespace
+
+std::vector<std::string> parameter_readers(const graph_spec& spec, std::string_view param) {
+  std::vector<std::string> out;
+  collect_readers(spec, param, "", out);
+  return out;
+}
+
 }  // namespace cudag

@@ -364,15 +364,9 @@ cudaGraphNode_t exec::node_handle(std::string_view name) const {
 }
 
 std::vector<std::string> exec::readers_of(std::string_view name) const {
-  auto it = impl_->param_index.find(name);
-  if (it == impl_->param_index.end())
+  if (impl_->param_index.find(name) == impl_->param_index.end())
     throw error("graph '" + impl_->spec.name + "' has no parameter '" + std::string(name) + "'");
-  std::vector<std::string> out;
-  for (const detail::param_use& use : impl_->params[it->second].uses) {
-    const std::string& path = impl_->nodes[use.node].path;
-    if (std::find(out.begin(), out.end(), path) == out.end()) out.push_back(path);
-  }
-  return out;
+  return parameter_readers(impl_->spec, name);
 }
 
 }  // namespace cudag

@@ -179,7 +179,7 @@ class lowerer {
             return native::add_child(target, deps, recorded.release(), true, path);
           } else if constexpr (std::is_same_v<P, child_node>) {
             unique_graph child = make_graph();
-            lower_graph(*p.graph, child.get(), &s, path + "/", true);
+            lower_graph(*p.graph, child.get(), &s, nested_prefix(path, n), true);
             owned_.push_back(p.graph);
             return native::add_child(target, deps, child.release(), true, path);
           } else if constexpr (std::is_same_v<P, empty_node>) {
@@ -210,7 +210,7 @@ class lowerer {
                 target, deps, *h, native_conditional_type(p.kind),
                 static_cast<unsigned>(p.bodies.size()), bodies, node_path);
             for (std::size_t b = 0; b < p.bodies.size(); ++b)
-              lower_graph(p.bodies[b], bodies[b], &s, node_path + "/" + body_name(p.kind, b) + "/", true);
+              lower_graph(p.bodies[b], bodies[b], &s, nested_prefix(node_path, n, b), true);
             return c;
           }
         },
@@ -229,11 +229,7 @@ class lowerer {
       default: return cudaGraphCondTypeIf;
     }
   }
-  static std::string body_name(conditional_kind k, std::size_t b) {
-    if (k == conditional_kind::if_else) return b == 0 ? "then" : "else";
-    if (k == conditional_kind::switch_case) return "case" + std::to_string(b);
-    return "body";
-  }
+
 
   std::vector<param_state>& params_;
   const name_map<std::uint32_t>& param_index_;

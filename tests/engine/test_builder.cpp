@@ -139,3 +139,24 @@ TEST(Builder, InstantiateWithoutAUsableDeviceSaysWhy) {
     EXPECT_NE(std::string(e.what()).find(cudaGetErrorName(e.code())), std::string::npos) << e.what();
   }
 }
+
+TEST(Builder, ParameterReadersAreNamedByPath) {
+  cudag::builder b("g");
+  auto x = b.param<float*>("x");
+  auto n = b.param<int>("n");
+  auto c = b.condition("which");
+  b.kernel("direct", &scale, cudag::launch(1, 1), x, 1.0f, 4);
+  b.kernel("sized", &scale, cudag::launch_over(n, 64), static_cast<float*>(nullptr), 1.0f, 4);
+  cudag::builder inner("inner");
+  inner.memset("clear", x, 0u, 16);
+  b.child("stage", inner.build());
+  cudag::builder then_body("then"), else_body("else");
+  then_body.empty("nothing");
+  else_body.host("report", [](float*) {}, x);
+  b.if_else("branch", c, then_body.build(), else_body.build());
+  const cudag::graph_spec s = b.build();
+  EXPECT_EQ(cudag::parameter_readers(s, "x"),
+            (std::vector<std::string>{"direct", "stage/clear", "branch[1]/report"}));
+  EXPECT_EQ(cudag::parameter_readers(s, "n"), std::vector<std::string>{"sized"});
+  EXPECT_TRUE(cudag::parameter_readers(s, "unknown").empty());
+}
