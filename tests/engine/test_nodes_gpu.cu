@@ -9,6 +9,7 @@
 #include "cudag/builder.hpp"
 #include "cudag/exec.hpp"
 #include "gpu_support.hpp"
+#include "test_buffers.hpp"
 #include "test_kernels.cuh"
 
 using namespace engine_test;
@@ -16,18 +17,6 @@ using namespace engine_test;
 namespace {
 
 constexpr float poison = -12345.0f;
-
-template <class T>
-std::vector<T> read_back(const cudag::device_buffer<T>& d) {
-  std::vector<T> h(d.size());
-  EXPECT_EQ(cudaMemcpy(h.data(), d.data(), d.bytes(), cudaMemcpyDeviceToHost), cudaSuccess);
-  return h;
-}
-
-template <class T>
-void upload(const cudag::device_buffer<T>& d, const std::vector<T>& h) {
-  ASSERT_EQ(cudaMemcpy(d.data(), h.data(), d.bytes(), cudaMemcpyHostToDevice), cudaSuccess);
-}
 
 void launch_and_wait(cudag::exec& e, cudaStream_t s) {
   e.launch(s);

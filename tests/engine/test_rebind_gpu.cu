@@ -9,6 +9,7 @@
 #include "cudag/device_scalar.hpp"
 #include "cudag/exec.hpp"
 #include "gpu_support.hpp"
+#include "test_buffers.hpp"
 #include "test_kernels.cuh"
 
 using namespace engine_test;
@@ -16,18 +17,6 @@ using namespace engine_test;
 namespace {
 
 constexpr float poison = -999.0f;
-
-template <class T>
-std::vector<T> read_back(const cudag::device_buffer<T>& d) {
-  std::vector<T> h(d.size());
-  EXPECT_EQ(cudaMemcpy(h.data(), d.data(), d.bytes(), cudaMemcpyDeviceToHost), cudaSuccess);
-  return h;
-}
-template <class T>
-void fill(const cudag::device_buffer<T>& d, T v) {
-  std::vector<T> h(d.size(), v);
-  ASSERT_EQ(cudaMemcpy(d.data(), h.data(), d.bytes(), cudaMemcpyHostToDevice), cudaSuccess);
-}
 
 __global__ void scale_by(float* x, const float* factor, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
