@@ -108,6 +108,9 @@ void lower_graph(const G& graph, graph_storage<G>& storage, lower_state<Root>& s
   // Conditions tested by this graph's conditional nodes live on this graph.
   for (std::size_t v = 0; v < G::node_count; ++v) {
     if (s.owned_condition[v] == 0) continue;
+    bool created = false;  // several conditional nodes may test one condition
+    for (std::size_t u = 0; u < v; ++u) created |= s.owned_condition[u] == s.owned_condition[v];
+    if (created) continue;
     const std::uint32_t slot = Root::shape.condition_slot(s.owned_condition[v]);
     const ref_info& c = Root::shape.conditions[slot];
     const_cast<cudaGraphConditionalHandle*>(st.values.conditions)[slot] =
