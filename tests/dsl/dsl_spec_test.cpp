@@ -38,6 +38,16 @@ static_assert(saxpy.shape.dep_begin[2] == 0 && saxpy.shape.dep_begin[3] == 2);
 static_assert(saxpy.shape.names[saxpy.shape.deps[0]] == "clear_y");
 static_assert(saxpy.shape.names[saxpy.shape.deps[1]] == "scale");
 
+// Which nodes read which parameter is known at compile time (rebinding
+// updates exactly these).
+using saxpy_type = std::remove_const_t<decltype(saxpy)>;
+static_assert(readers_of<saxpy_type, name_hash("x")>.size() == 2);
+static_assert(readers_of<saxpy_type, name_hash("x")>[0] == 1 && readers_of<saxpy_type, name_hash("x")>[1] == 2);
+static_assert(readers_of<saxpy_type, name_hash("y")>[0] == 0 && readers_of<saxpy_type, name_hash("y")>[1] == 2);
+static_assert(readers_of<saxpy_type, name_hash("n")>.size() == 2);  // grid and argument
+static_assert(readers_of<saxpy_type, name_hash("absent")>.size() == 0);
+static_assert(saxpy.shape.param_bytes == 2 * sizeof(float*) + sizeof(int) + 4);  // aligned slots
+
 // Declared backwards: the topological order still puts producers first.
 constexpr auto backwards = graph(
     kernel<"last", scale>(1, 32, x, 1.0f, n), kernel<"middle", scale>(1, 32, x, 1.0f, n),
