@@ -5,6 +5,7 @@ compiler's output matches the regex written in SOURCE as
 
 usage: expect_compile_failure.py SOURCE -- COMPILER ARGS...
 """
+import os
 import re
 import subprocess
 import sys
@@ -20,7 +21,7 @@ def main() -> int:
         print(f"{source}: no '// expect-error: REGEX' line")
         return 1
     result = subprocess.run(command, capture_output=True, text=True,
-                            env={"LC_ALL": "C", "PATH": "/usr/bin:/bin"})
+                            env=dict(os.environ, LC_ALL="C"))
     output = result.stdout + result.stderr
     if result.returncode == 0:
         print(f"{source}: compiled, but it must not")
