@@ -15,19 +15,7 @@
 
 namespace cudag {
 
-/// How rebind() applied a change (for tests and benchmarks).
-enum class rebind_path { none, node_setters, whole_graph_update };
 
-/// A rebind that touches more than this fraction of the top-level nodes (and
-/// at least whole_graph_update_minimum of them) goes through one
-/// cudaGraphExecUpdate instead of one exec setter per node. Measured by
-/// tools/exec/bench_rebind (docs/benchmarks.md).
-inline constexpr double whole_graph_update_fraction = 0.8;
-inline constexpr std::size_t whole_graph_update_minimum = 16;
-
-/// automatic: the rule above; the others force one path (benchmarks, or a
-/// caller who measured their own graph).
-enum class rebind_policy { automatic, node_setters, whole_graph_update };
 
 class exec {
  public:

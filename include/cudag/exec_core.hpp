@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <memory>
@@ -23,6 +24,28 @@ struct instantiate_options {
   bool upload = false;               ///< upload on `upload_stream` while instantiating
   cudaStream_t upload_stream = nullptr;
 };
+
+/// How rebind() applied a change (for tests and benchmarks).
+enum class rebind_path { none, node_setters, whole_graph_update };
+
+/// A rebind that touches more than this fraction of the top-level nodes (and
+/// at least whole_graph_update_minimum of them) goes through one
+/// cudaGraphExecUpdate instead of one exec setter per node. Measured by
+/// tools/exec/bench_exec (docs/benchmarks.md).
+inline constexpr double whole_graph_update_fraction = 0.8;
+inline constexpr std::size_t whole_graph_update_minimum = 16;
+
+/// automatic: the rule above; the others force one path (benchmarks, or a
+/// caller who measured their own graph).
+enum class rebind_policy { automatic, node_setters, whole_graph_update };
+
+/// Whether a rebind touching `changed` of `top_level` nodes should go
+/// through one whole-graph update (shared by the spec and DSL execs).
+[[nodiscard]] constexpr bool prefer_whole_graph_update(std::size_t changed,
+                                                       std::size_t top_level) noexcept {
+  return changed >= whole_graph_update_minimum &&
+         static_cast<double>(changed) > whole_graph_update_fraction * static_cast<double>(top_level);
+}
 
 /// First failure of a host node since the last rethrow. Host nodes run on a
 /// driver thread where an exception must not escape: they record it here.

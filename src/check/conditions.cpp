@@ -1,5 +1,7 @@
-// A conditional handle that no conditional node uses makes instantiation fail
-// in CUDA, so an unused condition declaration is refused up front.
+// CUDA binds a conditional handle to exactly one conditional node: a handle
+// that no conditional node uses makes instantiation fail, and a second node
+// using it fails to be added. Both are refused up front.
+#include <string>
 #include <variant>
 
 #include "check_passes.hpp"
@@ -8,24 +10,36 @@
 namespace cudag::check_detail {
 
 void check_conditions_used(const spec_tree& tree) {
-  std::vector<std::vector<bool>> used(tree.size());
-  for (std::size_t f = 0; f < tree.size(); ++f) used[f].resize(tree.at(f).spec().conditions.size());
+  // The path of the conditional node that tests each declared condition.
+  std::vector<std::vector<std::string>> tested_by(tree.size());
+  for (std::size_t f = 0; f < tree.size(); ++f)
+    tested_by[f].resize(tree.at(f).spec().conditions.size());
 
   for (std::size_t f = 0; f < tree.size(); ++f) {
-    for (const node& n : tree.at(f).spec().nodes) {
-      const auto* cond = std::get_if<conditional_node>(&n.params);
+    const auto& nodes = tree.at(f).spec().nodes;
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      const auto* cond = std::get_if<conditional_node>(&nodes[i].params);
       if (!cond) continue;
-      if (auto found = tree.find_condition(f, cond->condition)) {
-        const auto& declared = tree.at(found->frame).spec().conditions;
-        used[found->frame][static_cast<std::size_t>(found->decl - declared.data())] = true;
+      auto found = tree.find_condition(f, cond->condition);
+      if (!found) continue;
+      const auto& declared = tree.at(found->frame).spec().conditions;
+      std::string& user = tested_by[found->frame][static_cast<std::size_t>(found->decl - declared.data())];
+      const std::string path = tree.at(f).view.path(i);
+      if (!user.empty()) {
+        throw check_error("condition '" + cond->condition + "' is tested by two conditional nodes, '" +
+                              user + "' and '" + path +
+                              "'; CUDA binds a conditional handle to one conditional node: "
+                              "declare one condition for each",
+                          {user, path});
       }
+      user = path;
     }
   }
 
   for (std::size_t f = 0; f < tree.size(); ++f) {
     const auto& declared = tree.at(f).spec().conditions;
     for (std::size_t c = 0; c < declared.size(); ++c) {
-      if (!used[f][c]) {
+      if (tested_by[f][c].empty()) {
         throw check_error("condition '" + declared[c].name + "' is declared in " +
                               tree.at(f).view.description() +
                               " but no conditional node uses it; CUDA refuses to instantiate a "

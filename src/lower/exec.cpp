@@ -253,9 +253,7 @@ rebind_path exec::flush_dirty() {
     if (n.nested) needs_whole = true;
     else ++top_level;
   }
-  const bool many = static_cast<double>(top_level) >
-                        whole_graph_update_fraction * static_cast<double>(st.top_level_index.size()) &&
-                    top_level >= whole_graph_update_minimum;
+  const bool many = prefer_whole_graph_update(top_level, st.top_level_index.size());
   const bool whole = needs_whole || (st.policy == rebind_policy::automatic
                                          ? many
                                          : st.policy == rebind_policy::whole_graph_update);

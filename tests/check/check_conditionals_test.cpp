@@ -103,6 +103,17 @@ TEST(CheckConditionals, UnusedConditionIsRefused) {
                   {});
 }
 
+TEST(CheckConditionals, ConditionTestedByTwoNodesIsRefused) {
+  const graph_spec g =
+      graph({make_node("first", conditional(conditional_kind::if_then, "go", {one_kernel_body()})),
+             make_node("second", conditional(conditional_kind::while_loop, "go", {one_kernel_body()}),
+                       {"first"})},
+            {}, {declare_condition("go")});
+  expect_rejected([&] { check(g); },
+                  {"condition 'go' is tested by two conditional nodes, 'first' and 'second'"},
+                  {"first", "second"});
+}
+
 TEST(CheckConditionals, KernelSettingItsLoopConditionIsAccepted) {
   const graph_spec body = graph({make_node("step", kernel({condition("go")}))});
   EXPECT_NO_THROW(check(with_conditional(conditional_kind::while_loop, {body})));

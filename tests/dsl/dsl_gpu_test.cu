@@ -390,9 +390,14 @@ TEST(DslGpu, IfElseAndSwitchFollowTheCondition) {
   constexpr auto then_body = graph(kernel<"then_fill", fill_kernel>(4, 256, out, 1.0f, N));
   constexpr auto else_body = graph(kernel<"else_fill", fill_kernel>(4, 256, out, 2.0f, N));
   constexpr auto only_if = graph(kernel<"if_add", add_kernel>(4, 256, out, 100.0f, N));
+  // A conditional handle belongs to one conditional node: the if node tests
+  // a second condition, set by its own kernel from the same value.
+  constexpr auto also = condition<"also">;
   constexpr auto g = graph(kernel<"decide", set_condition>(1, 32, flag, flag_value),
+                           kernel<"decide_also", set_condition>(1, 32, also, flag_value),
                            if_else<"branch">(flag, then_body, else_body),
-                           if_then<"maybe_add">(flag, only_if), chain<"decide", "branch", "maybe_add">);
+                           if_then<"maybe_add">(also, only_if),
+                           chain<"decide", "branch", "maybe_add">, edge<"decide_also", "maybe_add">);
   constexpr auto which = condition<"which">;
   constexpr auto c0 = graph(kernel<"case0", fill_kernel>(4, 256, out, 10.0f, N));
   constexpr auto c1 = graph(kernel<"case1", fill_kernel>(4, 256, out, 20.0f, N));

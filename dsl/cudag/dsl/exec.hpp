@@ -37,14 +37,10 @@ struct graph_has_no_node;
 template <fixed_string Node>
 struct node_kind_cannot_be_disabled;
 
-/// A rebind takes one cudaGraphExecUpdate from the template graph (instead of
-/// one exec setter per node) when more than this percentage of the graph's
-/// top-level nodes read the parameter. Measured raw costs for a 1000-kernel
-/// chain on an H200: setters on every node 0.30-0.56 ms, one update
-/// 0.13-0.20 ms, so the crossover sits near 40%.
-inline constexpr std::size_t whole_graph_update_percent = 40;
-
-enum class rebind_path { none, node_setters, whole_graph_update };
+// rebind_path and the rule that picks between exec setters and one
+// whole-graph update (prefer_whole_graph_update) are shared with the spec
+// exec: see cudag/exec_core.hpp.
+using cudag::rebind_path;
 
 template <class G, class B>
 consteval bool binding_fits() {
@@ -240,7 +236,7 @@ class exec {
     if constexpr (readers.size() == 0) {
       return rebind_path::none;
     } else if constexpr (!reaches_into_bodies<Hash>() &&
-                         readers.size() * 100 <= whole_graph_update_percent * G::node_count) {
+                         !prefer_whole_graph_update(readers.size(), G::node_count)) {
       update_nodes<G>(a.nodes, a.state, readers, update_target::exec_node, Hash);
       for (const std::uint32_t v : readers) a.template_stale[v] = true;
       return rebind_path::node_setters;
