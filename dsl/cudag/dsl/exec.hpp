@@ -175,6 +175,9 @@ class exec {
     return path;
   }
 
+  /// automatic: prefer_whole_graph_update(); the others force one path.
+  void set_rebind_policy(rebind_policy policy) noexcept { policy_ = policy; }
+
   /// Enables or disables a kernel, memset or memcpy node, by name.
   template <fixed_string Name>
   void set_enabled(bool enabled) {
@@ -235,12 +238,17 @@ class exec {
     arena& a = *arena_;
     if constexpr (readers.size() == 0) {
       return rebind_path::none;
-    } else if constexpr (!reaches_into_bodies<Hash>() &&
-                         !prefer_whole_graph_update(readers.size(), G::node_count)) {
-      update_nodes<G>(a.nodes, a.state, readers, update_target::exec_node, Hash);
-      for (const std::uint32_t v : readers) a.template_stale[v] = true;
-      return rebind_path::node_setters;
     } else {
+      constexpr bool must_update_whole = reaches_into_bodies<Hash>();
+      constexpr bool many = prefer_whole_graph_update(readers.size(), G::node_count);
+      const bool whole = must_update_whole || (policy_ == rebind_policy::automatic
+                                                   ? many
+                                                   : policy_ == rebind_policy::whole_graph_update);
+      if (!whole) {
+        update_nodes<G>(a.nodes, a.state, readers, update_target::exec_node, Hash);
+        for (const std::uint32_t v : readers) a.template_stale[v] = true;
+        return rebind_path::node_setters;
+      }
       refresh_stale_templates();
       update_nodes<G>(a.nodes, a.state, readers, update_target::template_node, Hash);
       cudaGraphExecUpdateResultInfo info{};
@@ -286,6 +294,7 @@ class exec {
   // first, then the arena the graph's nodes point into.
   std::unique_ptr<arena> arena_;
   exec_core core_;
+  rebind_policy policy_ = rebind_policy::automatic;
 };
 
 /// Lowers and instantiates `graph` with every parameter bound by name.
