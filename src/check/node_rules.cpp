@@ -56,7 +56,7 @@ class node_checker {
         frame_index_(frame_index),
         frame_(tree.at(frame_index)),
         node_(frame_.spec().nodes[node_index]),
-        path_(frame_.view.path(node_index)) {}
+        node_index_(node_index) {}
 
   void run() {
     check_placement();
@@ -66,7 +66,9 @@ class node_checker {
   }
 
  private:
-  [[noreturn]] void fail(const std::string& message) const { throw check_error(message, {path_}); }
+  [[noreturn]] void fail(const std::string& message) const { throw check_error(message, {path()}); }
+  /// Built only for a message: most nodes pass and never need it.
+  [[nodiscard]] std::string path() const { return frame_.view.path(node_index_); }
 
   std::string kind_phrase() const {
     const std::string_view kind = kind_name(node_.kind());
@@ -76,7 +78,7 @@ class node_checker {
 
   void check_placement() const {
     if (frame_.in_conditional_body && !allowed_in_conditional_body(node_.kind())) {
-      fail("node '" + path_ + "' is " + kind_phrase() +
+      fail("node '" + path() + "' is " + kind_phrase() +
            ", which CUDA does not allow inside a conditional body (it is in " +
            frame_.view.description() +
            "); bodies take kernel, memcpy, memset, empty, child, captured and conditional nodes");
@@ -85,22 +87,22 @@ class node_checker {
 
   void check_kind(const kernel_node& k) const {
     if (k.function == nullptr) {
-      fail("kernel node '" + path_ + "' has no function (null function pointer" +
+      fail("kernel node '" + path() + "' has no function (null function pointer" +
            (k.function_name.empty() ? std::string(")") : " for '" + k.function_name + "')"));
     }
     if (k.grid_from) {
       auto found = tree_.find_param(frame_index_, k.grid_from->param);
       if (!found) {
-        fail("kernel node '" + path_ + "' computes its grid from parameter '" +
+        fail("kernel node '" + path() + "' computes its grid from parameter '" +
              k.grid_from->param + "', which is not declared in its graph or an enclosing one");
       }
       if (!found->decl->type.is_integral) {
-        fail("kernel node '" + path_ + "' computes its grid from parameter '" +
+        fail("kernel node '" + path() + "' computes its grid from parameter '" +
              k.grid_from->param + "' of type " + found->decl->type.name() +
              ", which is not an integral type");
       }
       if (k.grid_from->items_per_block == 0) {
-        fail("kernel node '" + path_ + "' computes its grid from parameter '" +
+        fail("kernel node '" + path() + "' computes its grid from parameter '" +
              k.grid_from->param + "' with 0 items per block");
       }
     }
@@ -108,38 +110,38 @@ class node_checker {
 
   void check_kind(const memset_node& m) const {
     if (m.element_size != 1 && m.element_size != 2 && m.element_size != 4) {
-      fail("memset node '" + path_ + "' has element size " + std::to_string(m.element_size) +
+      fail("memset node '" + path() + "' has element size " + std::to_string(m.element_size) +
            "; CUDA supports 1, 2 or 4 bytes");
     }
-    if (m.width == 0) fail("memset node '" + path_ + "' has zero width; it would set nothing");
-    if (m.height == 0) fail("memset node '" + path_ + "' has zero height; it would set nothing");
+    if (m.width == 0) fail("memset node '" + path() + "' has zero width; it would set nothing");
+    if (m.height == 0) fail("memset node '" + path() + "' has zero height; it would set nothing");
   }
 
   void check_kind(const host_node& h) const {
-    if (!h.function || !*h.function) fail("host node '" + path_ + "' has no function");
+    if (!h.function || !*h.function) fail("host node '" + path() + "' has no function");
   }
 
   void check_kind(const captured_node& c) const {
-    if (!c.record || !*c.record) fail("captured node '" + path_ + "' has no recording function");
+    if (!c.record || !*c.record) fail("captured node '" + path() + "' has no recording function");
   }
 
   void check_kind(const mem_alloc_node& a) const {
-    if (a.buffer.empty()) fail("mem_alloc node '" + path_ + "' names no buffer");
-    if (a.bytes == 0) fail("mem_alloc node '" + path_ + "' allocates 0 bytes");
+    if (a.buffer.empty()) fail("mem_alloc node '" + path() + "' names no buffer");
+    if (a.bytes == 0) fail("mem_alloc node '" + path() + "' allocates 0 bytes");
   }
 
   void check_kind(const mem_free_node& f) const {
-    if (f.buffer.empty()) fail("mem_free node '" + path_ + "' names no buffer");
+    if (f.buffer.empty()) fail("mem_free node '" + path() + "' names no buffer");
   }
 
   void check_kind(const conditional_node& c) const {
     if (!body_count_fits(c.kind, c.bodies.size())) {
-      fail("conditional node '" + path_ + "' (" + std::string(kind_name(c.kind)) + ") has " +
+      fail("conditional node '" + path() + "' (" + std::string(kind_name(c.kind)) + ") has " +
            std::to_string(c.bodies.size()) + " bodies; " + std::string(kind_name(c.kind)) +
            " needs " + std::string(body_count_rule(c.kind)));
     }
     if (!tree_.find_condition(frame_index_, c.condition)) {
-      fail("conditional node '" + path_ + "' uses condition '" + c.condition +
+      fail("conditional node '" + path() + "' uses condition '" + c.condition +
            "', which is not declared in its graph or an enclosing one");
     }
   }
@@ -150,7 +152,7 @@ class node_checker {
   void check_kind(const Other&) const {}
 
   void check_value(const value& v, std::size_t position) const {
-    auto where = [&] { return "operand " + std::to_string(position) + " of node '" + path_ + "'"; };
+    auto where = [&] { return "operand " + std::to_string(position) + " of node '" + path() + "'"; };
     if (const auto* lit = std::get_if<literal>(&v.source)) {
       if (v.type.info && lit->bytes.size() != v.type.size) {
         fail(where() + " is a literal of " + std::to_string(lit->bytes.size()) + " bytes where " +
@@ -159,17 +161,17 @@ class node_checker {
     } else if (const auto* p = std::get_if<param_ref>(&v.source)) {
       auto found = tree_.find_param(frame_index_, p->name);
       if (!found) {
-        fail("node '" + path_ + "' uses parameter '" + p->name +
+        fail("node '" + path() + "' uses parameter '" + p->name +
              "', which is not declared in its graph or an enclosing one");
       }
       if (!binds_to(found->decl->type, v.type)) {
-        fail("node '" + path_ + "' passes parameter '" + p->name + "', declared as " +
+        fail("node '" + path() + "' passes parameter '" + p->name + "', declared as " +
              found->decl->type.name() + ", where " + v.type.name() + " is expected (" + where() +
              ")");
       }
     } else if (const auto* c = std::get_if<condition_ref>(&v.source)) {
       if (!tree_.find_condition(frame_index_, c->name)) {
-        fail("node '" + path_ + "' uses condition '" + c->name +
+        fail("node '" + path() + "' uses condition '" + c->name +
              "', which is not declared in its graph or an enclosing one");
       }
     }
@@ -180,7 +182,7 @@ class node_checker {
   std::size_t frame_index_;
   const frame& frame_;
   const node& node_;
-  std::string path_;
+  std::size_t node_index_;
 };
 
 }  // namespace

@@ -53,6 +53,9 @@ void spec_tree::add_frame(const graph_spec& spec, std::size_t parent, std::size_
 
   for (std::size_t i = 0; i < spec.nodes.size(); ++i) {
     const node& n = spec.nodes[i];
+    if (!std::holds_alternative<child_node>(n.params) &&
+        !std::holds_alternative<conditional_node>(n.params))
+      continue;  // only nodes that nest graphs need their path here
     // frames_ may reallocate below: re-read through the index, not `f`.
     const std::string node_path = frames_[self]->view.path(i);
     if (const auto* child = std::get_if<child_node>(&n.params)) {

@@ -2,11 +2,11 @@
 // only on the declaration, not on hash maps or edge storage: lowering creates
 // nodes in this order and cudaGraphExecUpdate pairs nodes by creation order.
 #include <algorithm>
-#include <functional>
-#include <queue>
 
 #include "cudag/check.hpp"
+#include "dependency_plan.hpp"
 #include "graph_view.hpp"
+#include "kahn.hpp"
 
 namespace cudag {
 namespace check_detail {
@@ -14,24 +14,18 @@ namespace check_detail {
 void graph_view::order_nodes() {
   const std::uint32_t count = static_cast<std::uint32_t>(size());
   std::vector<std::uint32_t> waiting_on(count);
-  std::priority_queue<std::uint32_t, std::vector<std::uint32_t>, std::greater<>> ready;
-  for (std::uint32_t v = 0; v < count; ++v) {
+  for (std::uint32_t v = 0; v < count; ++v)
     waiting_on[v] = static_cast<std::uint32_t>(in_degree(v, graph_));
-    if (waiting_on[v] == 0) ready.push(v);
-  }
-  order_.reserve(count);
+  const bool complete = kahn_order(
+      waiting_on,
+      [&](std::uint32_t u, auto&& visit) {
+        for (auto e : boost::make_iterator_range(out_edges(u, graph_))) visit(target(e, graph_));
+      },
+      order_);
+  if (!complete) throw_cycle(waiting_on);
   rank_.assign(count, 0);
-  while (!ready.empty()) {
-    std::uint32_t u = ready.top();
-    ready.pop();
-    rank_[u] = static_cast<std::uint32_t>(order_.size());
-    order_.push_back(u);
-    for (auto e : boost::make_iterator_range(out_edges(u, graph_))) {
-      std::uint32_t w = target(e, graph_);
-      if (--waiting_on[w] == 0) ready.push(w);
-    }
-  }
-  if (order_.size() != count) throw_cycle(waiting_on);
+  for (std::uint32_t position = 0; position < count; ++position)
+    rank_[order_[position]] = position;
 }
 
 // Every node Kahn could not emit still waits on an unemitted dependency, so
@@ -81,9 +75,60 @@ void graph_view::throw_cycle(const std::vector<std::uint32_t>& waiting_on) const
 
 }  // namespace check_detail
 
+namespace check_detail {
+
+dependency_plan plan_dependencies(const graph_spec& spec) {
+  const auto count = static_cast<std::uint32_t>(spec.nodes.size());
+  // Any name that does not resolve, and any cycle, is reported by the full
+  // view, whose messages name the nodes; the plan itself stays lean.
+  auto report = [&] {
+    graph_view(spec, "", describe_top_level(spec));
+    throw check_error(describe_top_level(spec) + ": dependencies do not resolve", {});
+  };
+  name_index names(spec.nodes);
+  for (std::uint32_t v = 0; v < count; ++v)
+    if (names.insert(v)) report();
+
+  dependency_plan plan;
+  plan.dep_begin.resize(count + 1);
+  for (std::uint32_t v = 0; v < count; ++v)
+    plan.dep_begin[v + 1] = plan.dep_begin[v] + static_cast<std::uint32_t>(spec.nodes[v].deps.size());
+  plan.deps.resize(plan.dep_begin[count]);
+  std::vector<std::uint32_t> dependents_begin(count + 1, 0);
+  for (std::uint32_t v = 0; v < count; ++v) {
+    std::uint32_t k = plan.dep_begin[v];
+    for (const std::string& d : spec.nodes[v].deps) {
+      const auto found = names.find(d);
+      if (!found) report();
+      plan.deps[k++] = *found;
+      ++dependents_begin[*found + 1];
+    }
+  }
+  for (std::uint32_t v = 0; v < count; ++v) dependents_begin[v + 1] += dependents_begin[v];
+  std::vector<std::uint32_t> dependents(plan.deps.size());
+  std::vector<std::uint32_t> fill(dependents_begin.begin(), dependents_begin.end() - 1);
+  std::vector<std::uint32_t> waiting_on(count);
+  for (std::uint32_t v = 0; v < count; ++v) {
+    waiting_on[v] = plan.dep_begin[v + 1] - plan.dep_begin[v];
+    for (std::uint32_t k = plan.dep_begin[v]; k < plan.dep_begin[v + 1]; ++k)
+      dependents[fill[plan.deps[k]]++] = v;
+  }
+  const bool complete = kahn_order(
+      waiting_on,
+      [&](std::uint32_t u, auto&& visit) {
+        for (std::uint32_t k = dependents_begin[u]; k < dependents_begin[u + 1]; ++k)
+          visit(dependents[k]);
+      },
+      plan.order);
+  if (!complete) report();
+  return plan;
+}
+
+}  // namespace check_detail
+
 std::vector<std::size_t> topological_order(const graph_spec& spec) {
-  check_detail::graph_view view(spec, "", check_detail::describe_top_level(spec));
-  return view.order();
+  const check_detail::dependency_plan plan = check_detail::plan_dependencies(spec);
+  return {plan.order.begin(), plan.order.end()};
 }
 
 }  // namespace cudag

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "cudag/capture.hpp"
+#include "../check/dependency_plan.hpp"
 #include "cudag/check.hpp"
 #include "exec_state.hpp"
 
@@ -60,17 +61,15 @@ class lowerer {
           c.name, native::create_condition(target, c.default_value, c.assign_default,
                                            prefix + c.name));
 
-    const std::vector<std::size_t> order = topological_order(g);
-    name_map<std::uint32_t> local_index;
-    local_index.reserve(g.nodes.size());
-    for (std::uint32_t i = 0; i < g.nodes.size(); ++i) local_index.emplace(g.nodes[i].name, i);
+    const check_detail::dependency_plan plan = check_detail::plan_dependencies(g);
     std::vector<cudaGraphNode_t> created(g.nodes.size(), nullptr);
     std::vector<cudaGraphNode_t> deps;
 
-    for (std::size_t i : order) {
+    for (std::uint32_t i : plan.order) {
       const node& n = g.nodes[i];
       deps.clear();
-      for (const std::string& d : n.deps) deps.push_back(created[local_index.find(d)->second]);
+      for (std::uint32_t k = plan.dep_begin[i]; k < plan.dep_begin[i + 1]; ++k)
+        deps.push_back(created[plan.deps[k]]);
       const auto index = static_cast<std::uint32_t>(nodes_.size());
       node_state& st = nodes_.emplace_back();
       st.path = prefix + n.name;
