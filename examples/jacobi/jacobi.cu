@@ -12,9 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "../common/show_graph.hpp"
 #include "cudag/builder.hpp"
-#include "cudag/check.hpp"
-#include "cudag/dot.hpp"
 #include "cudag/exec.hpp"
 #include "jacobi_kernels.cuh"
 
@@ -121,23 +120,8 @@ int main(int argc, char** argv) {
   problem p;
   cudag::graph_spec spec = solver_graph(p);
 
-  // Check and draw: needs no GPU.
-  cudag::check(spec);
-  const cudag::graph_analysis shape = cudag::analyze(spec);
-  std::printf("graph '%s': %zu nodes (%zu with the loop body), critical path %zu, width %zu\n",
-              spec.name.c_str(), spec.nodes.size(), spec.total_nodes(), shape.critical_path,
-              shape.width);
-  cudag::write_dot(spec, picture);
-  const std::string svg = picture.substr(0, picture.rfind('.')) + ".svg";
-  std::printf("drew %s%s\n", picture.c_str(),
-              cudag::render_svg(picture, svg) ? (" and " + svg).c_str() : " (Graphviz not found: no SVG)");
-
-  int devices = 0;
-  if (const cudaError_t code = cudaGetDeviceCount(&devices); code != cudaSuccess || devices == 0) {
-    std::printf("NO GPU: %s. The graph was built, checked and drawn; nothing ran on a GPU.\n",
-                code != cudaSuccess ? cudaGetErrorName(code) : "no CUDA device");
-    return 0;
-  }
+  examples::check_and_draw(spec, picture);
+  if (!examples::gpu_present()) return examples::nothing_ran_status(argc, argv);
 
   const std::size_t cells = std::size_t(p.n) * p.n;
   std::vector<float> u = initial_grid(p);

@@ -13,9 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "../common/show_graph.hpp"
 #include "cudag/blas.hpp"
-#include "cudag/check.hpp"
-#include "cudag/dot.hpp"
 #include "cudag/dsl.hpp"
 
 namespace {
@@ -134,22 +133,8 @@ int main(int argc, char** argv) {
   const cudag::blas::gemm_call layer2(row_major(batch, classes, hidden), "layer2");
   const auto mlp = declare_mlp(layer1, layer2);
 
-  const cudag::graph_spec spec = to_spec(mlp, "mlp");
-  cudag::check(spec);
-  const cudag::graph_analysis shape = cudag::analyze(spec);
-  std::printf("graph 'mlp': %zu nodes, critical path %zu, width %zu\n", spec.nodes.size(),
-              shape.critical_path, shape.width);
-  cudag::write_dot(spec, picture);
-  const std::string svg = picture.substr(0, picture.rfind('.')) + ".svg";
-  std::printf("drew %s%s\n", picture.c_str(),
-              cudag::render_svg(picture, svg) ? (" and " + svg).c_str() : " (no Graphviz: no SVG)");
-
-  int devices = 0;
-  if (const cudaError_t code = cudaGetDeviceCount(&devices); code != cudaSuccess || devices == 0) {
-    std::printf("NO GPU: %s. The graph was checked and drawn; nothing ran on a GPU.\n",
-                code != cudaSuccess ? cudaGetErrorName(code) : "no CUDA device");
-    return 0;
-  }
+  examples::check_and_draw(to_spec(mlp, "mlp"), picture);
+  if (!examples::gpu_present()) return examples::nothing_ran_status(argc, argv);
 
   try {
     const auto in1 = random_values(std::size_t(batch) * inputs, 1.0f, 1);
