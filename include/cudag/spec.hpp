@@ -182,6 +182,15 @@ enum class node_kind {
 };
 
 [[nodiscard]] std::string_view kind_name(node_kind kind) noexcept;
+
+/// CUDA's rule for conditional bodies: kernel, memcpy, memset, empty, child
+/// (captured work is a child) and conditional nodes; no host, event or
+/// memory alloc/free nodes. One rule for the run-time checks and the DSL.
+[[nodiscard]] constexpr bool allowed_in_conditional_body(node_kind kind) noexcept {
+  return kind != node_kind::host && kind != node_kind::event_record &&
+         kind != node_kind::event_wait && kind != node_kind::mem_alloc &&
+         kind != node_kind::mem_free;
+}
 [[nodiscard]] std::string_view kind_name(conditional_kind kind) noexcept;
 
 struct node {

@@ -10,19 +10,6 @@
 namespace cudag::check_detail {
 namespace {
 
-bool allowed_in_conditional_body(node_kind kind) {
-  switch (kind) {
-    case node_kind::host:
-    case node_kind::event_record:
-    case node_kind::event_wait:
-    case node_kind::mem_alloc:
-    case node_kind::mem_free:
-      return false;
-    default:
-      return true;
-  }
-}
-
 bool body_count_fits(conditional_kind kind, std::size_t bodies) {
   switch (kind) {
     case conditional_kind::if_then:
