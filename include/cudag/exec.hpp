@@ -70,6 +70,7 @@ class exec {
 
  private:
   explicit exec(std::unique_ptr<impl> state);
+  void adopt(std::unique_ptr<impl> fresh, std::vector<std::shared_ptr<const void>> owned);
   void stage(std::string_view name, const type_tag& type, const void* bytes, std::size_t size);
   rebind_path flush_dirty();
   cudaStream_t capture_stream();

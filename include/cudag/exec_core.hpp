@@ -89,6 +89,13 @@ class exec_core {
 
   /// Keeps an object alive as long as this executable graph.
   void keep_alive(std::shared_ptr<const void> object) { owned_.push_back(std::move(object)); }
+  /// Replaces everything kept alive (after an update or re-instantiation);
+  /// returns the old set, which launches still in flight may point into.
+  [[nodiscard]] std::vector<std::shared_ptr<const void>> replace_kept(
+      std::vector<std::shared_ptr<const void>> objects) noexcept {
+    owned_.swap(objects);
+    return objects;
+  }
   [[nodiscard]] const std::shared_ptr<host_failure_sink>& host_failures() const noexcept {
     return host_failures_;
   }

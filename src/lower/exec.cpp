@@ -300,14 +300,20 @@ void exec::update(const graph_spec& changed, std::span<const binding> bindings) 
   std::vector<std::shared_ptr<const void>> owned;
   auto fresh = lower_fresh(changed, bindings, st.options, st.core.host_failures(), graph, owned);
   detail::exec_update(st.core.native_exec(), graph.get(), fresh->nodes);
-  // Accepted: the new template and its state replace the old; what the old
-  // one pointed at stays alive until the next synchronize().
-  for (auto& o : owned) st.core.keep_alive(std::move(o));
   st.core.replace_template(std::move(graph));
-  fresh->core = std::move(st.core);
-  fresh->retired = std::move(st.retired);
-  for (node_state& n : st.nodes)
+  adopt(std::move(fresh), std::move(owned));
+}
+
+void exec::adopt(std::unique_ptr<impl> fresh, std::vector<std::shared_ptr<const void>> owned) {
+  // The new state replaces the old; what the old one pointed at (host-node
+  // states, modules, captured work) stays alive until the next synchronize(),
+  // since launches in flight may still use it.
+  impl& old = *impl_;
+  fresh->retired = std::move(old.retired);
+  for (auto& o : old.core.replace_kept(std::move(owned))) fresh->retired.push_back(std::move(o));
+  for (node_state& n : old.nodes)
     if (n.host) fresh->retired.push_back(std::move(n.host));
+  fresh->core = std::move(old.core);
   impl_ = std::move(fresh);
 }
 
@@ -323,11 +329,8 @@ bool exec::update_or_reinstantiate(const graph_spec& changed, std::span<const bi
   unique_graph graph;
   std::vector<std::shared_ptr<const void>> owned;
   auto fresh = lower_fresh(changed, bindings, st.options, st.core.host_failures(), graph, owned);
-  for (auto& o : owned) st.core.keep_alive(std::move(o));
   st.core.reinstantiate(std::move(graph), st.options);
-  fresh->core = std::move(st.core);
-  fresh->retired = std::move(st.retired);
-  impl_ = std::move(fresh);
+  adopt(std::move(fresh), std::move(owned));
   return true;
 }
 
