@@ -31,6 +31,13 @@ constexpr auto twin_bodies = graph(while_loop<"iterate">(condition<"more">, body
                                    switch_case<"pick">(condition<"which">, body, graph(empty<"nothing">())),
                                    host<"report">([](int v) { (void)v; }, n),
                                    chain<"iterate", "pick", "report">);
+// condition_tested_twice(_nested): one conditional node per condition; any
+// number of kernels may set it.
+constexpr auto again = condition<"again", 1>;
+constexpr auto nested_loop = graph(while_loop<"again_loop">(again, body));
+constexpr auto twin_conditions = graph(kernel<"arm", cf::set_flag>(1, 1, condition<"more", 1>),
+                                       while_loop<"loop">(condition<"more", 1>, body),
+                                       child<"inner">(nested_loop), chain<"arm", "loop", "inner">);
 // buffer_before_alloc / buffer_after_free: users inside the window.
 constexpr auto tmp = buffer<"tmp", float>;
 constexpr auto twin_buffer = graph(mem_alloc<"alloc_tmp">(tmp, 256),
@@ -48,6 +55,11 @@ TEST(DslCompileFailTwins, ShapesCompileAndMeanWhatTheySay) {
   EXPECT_EQ(to_spec(twin_arguments).params.size(), 3u);
   EXPECT_EQ(to_spec(twin_one_type).params.size(), 1u);
   EXPECT_EQ(to_spec(twin_bodies).conditions.size(), 2u);
+  const auto conditions_spec = to_spec(twin_conditions);
+  ASSERT_EQ(conditions_spec.conditions.size(), 1u);  // "again" lives in the child graph
+  EXPECT_EQ(conditions_spec.conditions[0].name, "more");
+  EXPECT_EQ(std::get<cudag::child_node>(conditions_spec.nodes[2].params).graph->conditions[0].name,
+            "again");
   const auto buffer_spec = to_spec(twin_buffer);
   const auto& late = std::get<cudag::kernel_node>(buffer_spec.nodes[2].params);
   EXPECT_EQ(std::get<cudag::buffer_ref>(late.args[0].source).offset_bytes, 128 * sizeof(float));

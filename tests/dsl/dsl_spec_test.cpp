@@ -22,6 +22,7 @@ constexpr auto y = param<"y", float*>;
 constexpr auto n = param<"n", int>;
 constexpr auto tmp = buffer<"tmp", float>;
 constexpr auto more = condition<"more", 1>;
+constexpr auto go = condition<"go">;  // a conditional handle serves one conditional node
 
 // clang-format off
 constexpr auto saxpy = graph(
@@ -211,7 +212,7 @@ TEST(DslSpec, EqualsBuilderSpecForEveryNodeKind) {
       mem_free<"free_tmp">(tmp),
       kernel<"arm", set_flag>(1, 1, more, 3),
       while_loop<"loop">(more, loop_body),
-      if_else<"branch">(more, then_body, else_body),
+      if_else<"branch">(go, then_body, else_body),
       chain<"tmp", "fill", "stage", "free_tmp">, fan_out<"stage", "log", "copy">,
       fan_in<"join", "log", "copy", "child", "tile">, chain<"join", "done", "after">,
       chain<"after", "arm", "loop", "branch">);
@@ -245,7 +246,7 @@ TEST(DslSpec, EqualsBuilderSpecForEveryNodeKind) {
   (void)then_b.kernel("then_fill", cudag::kernel_of(&fill_value, ""), cudag::launch(1, 64),
                       then_b.param<float*>("y"), 1.0f, 64);
   (void)else_b.memset("else_clear", else_b.param<float*>("y"), 0u, 64);
-  auto branch = b.if_else("branch", cond, then_b.build(), else_b.build());
+  auto branch = b.if_else("branch", b.condition("go"), then_b.build(), else_b.build());
   b.chain(alloc.node, fill, stage, free_tmp);
   stage.precede(host, copy);
   join.after(host, copy, child, tile);

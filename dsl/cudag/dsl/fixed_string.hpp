@@ -33,13 +33,15 @@ fixed_string(const char (&)[M]) -> fixed_string<M - 1>;
   return h;
 }
 
-/// A message assembled at compile time (diagnostics), bounded in length.
-struct message_buffer {
-  static constexpr std::size_t capacity = 480;
+/// Text assembled at compile time (diagnostics, node paths), bounded in
+/// length.
+template <std::size_t Capacity>
+struct text_buffer {
+  static constexpr std::size_t capacity = Capacity;
   char text[capacity] = {};
   std::size_t size = 0;
 
-  constexpr message_buffer& operator<<(std::string_view part) noexcept {
+  constexpr text_buffer& operator<<(std::string_view part) noexcept {
     for (char c : part) {
       if (size + 4 >= capacity) {  // keep the head of a very long path readable
         if (size + 3 < capacity) text[size++] = '.', text[size++] = '.', text[size++] = '.';
@@ -49,7 +51,7 @@ struct message_buffer {
     }
     return *this;
   }
-  constexpr message_buffer& operator<<(std::size_t number) noexcept {
+  constexpr text_buffer& operator<<(std::size_t number) noexcept {
     char digits[24] = {};
     std::size_t n = 0;
     do {
@@ -62,6 +64,8 @@ struct message_buffer {
   }
   [[nodiscard]] constexpr std::string_view view() const noexcept { return {text, size}; }
 };
+/// A compile-time diagnostic.
+using message_buffer = text_buffer<480>;
 
 /// The exact-length fixed string of a compile-time message (for error types).
 template <std::size_t N>

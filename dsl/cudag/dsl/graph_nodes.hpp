@@ -45,6 +45,7 @@ struct child_body : leaf_body {
   static constexpr auto refs = G::shape.all_refs;
   static constexpr std::string_view nested_forbidden_path = G::shape.forbidden_path.view();
   static constexpr node_kind nested_forbidden_kind = G::shape.forbidden_kind;
+  static constexpr auto nested_condition_tests = G::shape.condition_tests;
 
   G graph;
 
@@ -169,11 +170,23 @@ template <class Condition, class... G>
   return out;
 }
 
+/// The conditions tested inside bodies G..., by path from each body.
+template <class... G>
+[[nodiscard]] consteval auto body_condition_tests() {
+  std::array<condition_test, (G::shape.condition_tests.size() + ... + 0)> out{};
+  std::size_t k = 0;
+  ((void)[&] {
+    for (const condition_test& t : G::shape.condition_tests) out[k++] = t;
+  }(), ...);
+  return out;
+}
+
 template <conditional_kind Kind, class Condition, class... G>
 struct conditional_body : leaf_body {
   static constexpr node_kind kind = node_kind::conditional;
   static constexpr auto refs = conditional_refs<Condition, G...>();
   static constexpr std::string_view owned_condition = Condition::name.view();
+  static constexpr auto nested_condition_tests = body_condition_tests<G...>();
 
   flat_tuple<G...> bodies;
 

@@ -8,6 +8,7 @@
 #include <span>
 #include <string_view>
 
+#include "cudag/dsl/fixed_string.hpp"
 #include "cudag/spec.hpp"
 
 namespace cudag::dsl {
@@ -42,8 +43,14 @@ struct name_pair {
   std::string_view to;
 };
 
-/// The body of an item that is not a node (edges): nothing to lower.
-struct edge_body {};
+/// A conditional node and the condition it tests. CUDA binds a conditional
+/// handle to exactly one conditional node, so a graph (bodies and child
+/// graphs included) may hold at most one test of each condition.
+struct condition_test {
+  std::uint64_t hash = 0;       ///< of the condition's name
+  std::string_view condition;
+  text_buffer<120> node_path;   ///< "outer/inner" from the graph holding it
+};
 
 /// The compile-time description of one declaration item.
 struct item_info {
@@ -60,6 +67,7 @@ struct item_info {
   node_kind forbidden_kind = node_kind::empty;
   bool conditional_safe = true;
   std::string_view owns_condition;       ///< conditional: the condition it tests
+  std::span<const condition_test> condition_tests;  ///< its own and its bodies'
 };
 
 }  // namespace cudag::dsl

@@ -49,6 +49,37 @@ struct leaf_body {
   static constexpr std::string_view nested_forbidden_path{};
   static constexpr node_kind nested_forbidden_kind = node_kind::empty;
   static constexpr std::string_view owned_condition{};
+  /// Conditional nodes inside (bodies, child graphs), by path from the body.
+  static constexpr std::array<condition_test, 0> nested_condition_tests{};
+};
+
+/// The conditions a node tests, itself or inside it, by path from the graph
+/// holding it. Nodes that test none (most) share one empty answer.
+template <fixed_string Name, class Body,
+          bool Tests = !Body::owned_condition.empty() || Body::nested_condition_tests.size() != 0>
+struct node_condition_tests {
+  static constexpr std::span<const condition_test> span{};
+};
+template <fixed_string Name, class Body>
+struct node_condition_tests<Name, Body, true> {
+  static constexpr auto tests = [] {
+    constexpr std::size_t own = Body::owned_condition.empty() ? 0 : 1;
+    std::array<condition_test, own + Body::nested_condition_tests.size()> out{};
+    if constexpr (own != 0) {
+      out[0].hash = name_hash(Body::owned_condition);
+      out[0].condition = Body::owned_condition;
+      out[0].node_path << Name.view();
+    }
+    for (std::size_t k = 0; k < Body::nested_condition_tests.size(); ++k) {
+      const condition_test& inner = Body::nested_condition_tests[k];
+      condition_test& t = out[own + k];
+      t.hash = inner.hash;
+      t.condition = inner.condition;
+      t.node_path << Name.view() << "/" << inner.node_path.view();
+    }
+    return out;
+  }();
+  static constexpr std::span<const condition_test> span{tests};
 };
 
 template <fixed_string Name, class Body>
@@ -67,7 +98,8 @@ struct node_t {
       Body::nested_forbidden_path,
       forbidden_itself ? Body::kind : Body::nested_forbidden_kind,
       !forbidden_itself && Body::nested_forbidden_path.empty(),
-      Body::owned_condition};
+      Body::owned_condition,
+      node_condition_tests<Name, Body>::span};
 
   Body body;
 };
@@ -115,23 +147,8 @@ struct ops_of {
   static constexpr node_ops table{&lower, &update, &reapply};
 };
 
-/// The operations of a body type; edges have none.
+/// The operations of a body type.
 template <class Body, class Root>
 inline constexpr const node_ops* ops_table = &ops_of<Body, Root>::table;
-template <class Root>
-inline constexpr const node_ops* ops_table<edge_body, Root> = nullptr;
-
-/// Storage of a non-node item (edges): nothing.
-struct no_storage {};
-
-template <class Item>
-struct storage_of_item {
-  using type = no_storage;
-};
-template <class Item>
-  requires requires { typename Item::body_type::storage; }
-struct storage_of_item<Item> {
-  using type = typename Item::body_type::storage;
-};
 
 }  // namespace cudag::dsl

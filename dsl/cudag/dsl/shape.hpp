@@ -26,10 +26,12 @@ enum class shape_problem {
   cycle,
   buffer_allocated_twice,
   buffer_outside_lifetime,
+  condition_tested_twice,
 };
 
 struct shape_sizes {
   std::size_t nodes = 0, edges = 0, refs = 0, params = 0, buffers = 0, conditions = 0;
+  std::size_t condition_tests = 0;
 };
 
 struct hashed_index {
@@ -62,6 +64,7 @@ template <std::size_t A>
     s.nodes += it.is_node;
     s.edges += it.edges.size();
     s.refs += it.refs.size();
+    s.condition_tests += it.condition_tests.size();
   }
   return s;
 }
@@ -105,11 +108,15 @@ template <shape_sizes S, std::size_t A>
   return s;
 }
 
-template <std::size_t N, std::size_t E, std::size_t R, std::size_t P, std::size_t B, std::size_t C>
+template <std::size_t N, std::size_t E, std::size_t R, std::size_t P, std::size_t B, std::size_t C,
+          std::size_t T>
 struct graph_shape {
   // nodes
   std::array<std::string_view, N> names{};
-  std::array<std::uint32_t, N> position{};  ///< index among the declaration's items
+  std::array<std::uint32_t, N> item_of{};   ///< index among the declaration's items
+  /// Index of the node's storage and run-time entry: nodes are stored in
+  /// declaration order, edges are not stored, so this is the node's index.
+  std::array<std::uint32_t, N> position{};
   std::array<node_kind, N> kinds{};
   std::array<std::uint64_t, N> owned_condition{};  ///< hash, 0 when none
   std::array<hashed_index, N> node_lookup{};
@@ -128,6 +135,7 @@ struct graph_shape {
   std::array<hashed_index, B> buffer_lookup{};
   std::array<ref_info, C> conditions{};
   std::array<hashed_index, C> condition_lookup{};
+  std::array<condition_test, T> condition_tests{};  ///< conditional nodes, bodies included
   // conditional bodies
   message_buffer forbidden_path;  ///< first node CUDA forbids in a body, by path
   node_kind forbidden_kind = node_kind::empty;
@@ -185,16 +193,18 @@ consteval void unique_refs(const std::array<ref_info, R>& all, ref_kind kind,
 template <shape_sizes S, std::size_t A>
 [[nodiscard]] consteval auto analyze_shape(const std::array<item_info, A>& items) {
   constexpr std::size_t N = S.nodes, E = S.edges;
-  graph_shape<N, E, S.refs, S.params, S.buffers, S.conditions> g{};
+  graph_shape<N, E, S.refs, S.params, S.buffers, S.conditions, S.condition_tests> g{};
 
   // ------------------------------------------------ nodes and named values --
-  std::size_t n = 0, r = 0;
+  std::size_t n = 0, r = 0, t = 0;
   for (std::size_t i = 0; i < A; ++i) {
     const item_info& it = items[i];
     for (const ref_info& ref : it.refs) g.all_refs[r++] = ref;
+    for (const condition_test& test : it.condition_tests) g.condition_tests[t++] = test;
     if (!it.is_node) continue;
     g.names[n] = it.name;
-    g.position[n] = std::uint32_t(i);
+    g.item_of[n] = std::uint32_t(i);
+    g.position[n] = std::uint32_t(n);
     g.kinds[n] = it.kind;
     g.owned_condition[n] = it.owns_condition.empty() ? 0 : name_hash(it.owns_condition);
     g.node_lookup[n] = {name_hash(it.name), std::uint32_t(n)};
@@ -224,6 +234,24 @@ template <shape_sizes S, std::size_t A>
       g.problem = shape_problem::duplicate_node;
       g.message << g.names[b.index];
       return g;
+    }
+  }
+
+  // ------------------------------------- one conditional node per condition --
+  if constexpr (S.condition_tests > 1) {
+    std::array<hashed_index, S.condition_tests> by_condition{};
+    for (std::size_t k = 0; k < S.condition_tests; ++k)
+      by_condition[k] = {g.condition_tests[k].hash, std::uint32_t(k)};
+    std::sort(by_condition.begin(), by_condition.end());
+    for (std::size_t k = 1; k < S.condition_tests; ++k) {
+      const condition_test& first = g.condition_tests[by_condition[k - 1].index];
+      const condition_test& second = g.condition_tests[by_condition[k].index];
+      if (first.hash == second.hash && first.condition == second.condition) {
+        g.problem = shape_problem::condition_tested_twice;
+        g.message << first.condition << " (nodes " << first.node_path.view() << " and "
+                  << second.node_path.view() << ")";
+        return g;
+      }
     }
   }
 
@@ -319,11 +347,11 @@ template <shape_sizes S, std::size_t A>
 
   // ------------------------------------------------------- buffer lifetimes --
   for (std::uint32_t a = 0; a < N; ++a) {
-    const item_info& alloc = items[g.position[a]];
+    const item_info& alloc = items[g.item_of[a]];
     if (alloc.allocates.empty()) continue;
     std::uint32_t free_node = no_index;
     for (std::uint32_t b = 0; b < N; ++b) {
-      const item_info& other = items[g.position[b]];
+      const item_info& other = items[g.item_of[b]];
       if (b != a && other.allocates == alloc.allocates) {
         g.problem = shape_problem::buffer_allocated_twice;
         g.message << alloc.allocates << " (nodes " << alloc.name << " and " << other.name << ")";
@@ -349,7 +377,7 @@ template <shape_sizes S, std::size_t A>
     const std::uint64_t buffer_hash = name_hash(alloc.allocates);
     for (std::uint32_t u = 0; u < N; ++u) {
       if (u == a) continue;
-      const item_info& user = items[g.position[u]];
+      const item_info& user = items[g.item_of[u]];
       bool uses = false;
       for (const ref_info& ref : user.refs)
         uses |= ref.kind == ref_kind::buffer && ref.hash == buffer_hash && ref.name == alloc.allocates;

@@ -1,0 +1,9 @@
+// The second test of the condition sits in a child graph: still two
+// conditional nodes for one handle. Both are named by path.
+// expect-error: condition_tested_by_two_conditional_nodes<.*"more \(nodes (loop and inner/again|inner/again and loop)\)"
+#include "common.hpp"
+constexpr auto more = condition<"more", 1>;
+constexpr auto body = graph(kernel<"step", cf::scale>(1, 32, x, 2.0f, n));
+constexpr auto nested = graph(while_loop<"again">(more, body));
+constexpr auto g = graph(while_loop<"loop">(more, body), child<"inner">(nested),
+                         edge<"loop", "inner">);
