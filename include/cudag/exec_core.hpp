@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -100,8 +101,10 @@ class exec_core {
     return host_failures_;
   }
 
-  /// Replaces the executable graph (after a re-instantiation).
-  void reinstantiate(unique_graph graph, const instantiate_options& options);
+  /// Replaces the executable graph (after a re-instantiation). `name_of`
+  /// names the node CUDA reports when it refuses to instantiate.
+  void reinstantiate(unique_graph graph, const instantiate_options& options,
+                     const std::function<std::string(cudaGraphNode_t)>& name_of = {});
   /// Replaces the template after a successful cudaGraphExecUpdate from it.
   void replace_template(unique_graph graph) noexcept { graph_ = std::move(graph); }
 
@@ -115,8 +118,10 @@ class exec_core {
   std::uint64_t replays_ = 0;
 };
 
-/// Instantiates `graph` with `options` (no ownership taken).
-[[nodiscard]] unique_graph_exec instantiate_native(cudaGraph_t graph,
-                                                   const instantiate_options& options);
+/// Instantiates `graph` with `options` (no ownership taken). A refusal is
+/// thrown naming the node CUDA reports, through `name_of` where given.
+[[nodiscard]] unique_graph_exec instantiate_native(
+    cudaGraph_t graph, const instantiate_options& options,
+    const std::function<std::string(cudaGraphNode_t)>& name_of = {});
 
 }  // namespace cudag

@@ -39,7 +39,8 @@ void host_failure_sink::rethrow_if_failed() {
   throw error("host node '" + node + "' threw: " + what, cudaSuccess, {}, node);
 }
 
-unique_graph_exec instantiate_native(cudaGraph_t graph, const instantiate_options& options) {
+unique_graph_exec instantiate_native(cudaGraph_t graph, const instantiate_options& options,
+                                     const std::function<std::string(cudaGraphNode_t)>& name_of) {
   cudaGraphInstantiateParams params{};
   params.flags = 0;
   if (options.auto_free_on_launch) params.flags |= cudaGraphInstantiateFlagAutoFreeOnLaunch;
@@ -54,8 +55,8 @@ unique_graph_exec instantiate_native(cudaGraph_t graph, const instantiate_option
     code = cudaErrorInvalidValue;
   if (code != cudaSuccess) {
     std::string node;
-    if (params.errNode_out) {
-      // The caller maps handles to names; the handle is all we have here.
+    if (params.errNode_out && name_of) node = name_of(params.errNode_out);
+    if (params.errNode_out && node.empty()) {
       std::ostringstream id;
       id << "node@" << static_cast<const void*>(params.errNode_out);
       node = id.str();
@@ -68,8 +69,9 @@ unique_graph_exec instantiate_native(cudaGraph_t graph, const instantiate_option
 exec_core::exec_core(unique_graph graph, const instantiate_options& options)
     : graph_(std::move(graph)), exec_(instantiate_native(graph_.get(), options)) {}
 
-void exec_core::reinstantiate(unique_graph graph, const instantiate_options& options) {
-  unique_graph_exec fresh = instantiate_native(graph.get(), options);
+void exec_core::reinstantiate(unique_graph graph, const instantiate_options& options,
+                              const std::function<std::string(cudaGraphNode_t)>& name_of) {
+  unique_graph_exec fresh = instantiate_native(graph.get(), options, name_of);
   exec_ = std::move(fresh);
   graph_ = std::move(graph);
 }

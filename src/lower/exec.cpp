@@ -83,6 +83,12 @@ void push_node_params(node_state& n, cudaGraphExec_t on_exec, cudaStream_t captu
   }
 }
 
+std::string path_of(const std::vector<node_state>& nodes, cudaGraphNode_t h) {
+  for (const node_state& n : nodes)
+    if (n.handle == h) return n.path;
+  return {};
+}
+
 namespace {
 
 std::string_view update_reason(cudaGraphExecUpdateResult r) {
@@ -100,12 +106,6 @@ std::string_view update_reason(cudaGraphExecUpdateResult r) {
     case cudaGraphExecUpdateErrorAttributesChanged: return "the node's attributes changed";
     default: return "the update was refused";
   }
-}
-
-std::string path_of(const std::vector<node_state>& nodes, cudaGraphNode_t h) {
-  for (const node_state& n : nodes)
-    if (n.handle == h) return n.path;
-  return {};
 }
 
 /// cudaGraphExecUpdate with the refused node named.
@@ -176,7 +176,8 @@ exec instantiate(graph_spec spec, std::span<const binding> bindings,
   auto st = lower_fresh(std::move(spec), bindings, options, core.host_failures(), graph, owned);
   for (auto& o : owned) core.keep_alive(std::move(o));
   try {
-    core.reinstantiate(std::move(graph), options);
+    core.reinstantiate(std::move(graph), options,
+                       [&](cudaGraphNode_t h) { return detail::path_of(st->nodes, h); });
   } catch (const error& e) {
     throw error(e.what() + std::string(" (graph '") + st->spec.name + "')", e.code(), e.call(),
                 e.node());
@@ -329,7 +330,8 @@ bool exec::update_or_reinstantiate(const graph_spec& changed, std::span<const bi
   unique_graph graph;
   std::vector<std::shared_ptr<const void>> owned;
   auto fresh = lower_fresh(changed, bindings, st.options, st.core.host_failures(), graph, owned);
-  st.core.reinstantiate(std::move(graph), st.options);
+  st.core.reinstantiate(std::move(graph), st.options,
+                        [&](cudaGraphNode_t h) { return detail::path_of(fresh->nodes, h); });
   adopt(std::move(fresh), std::move(owned));
   return true;
 }

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "cudag/capture.hpp"
 #include "../check/dependency_plan.hpp"
+#include "cudag/capture.hpp"
 #include "cudag/check.hpp"
 #include "exec_state.hpp"
 
@@ -29,13 +29,6 @@ struct scope {
     return nullptr;
   }
 };
-
-template <class T>
-std::vector<std::byte> bytes_of(const T& v) {
-  std::vector<std::byte> out(sizeof(T));
-  std::memcpy(out.data(), &v, sizeof(T));
-  return out;
-}
 
 [[noreturn]] void missing(std::string_view what, std::string_view name, std::string_view node) {
   throw error("lowering node '" + std::string(node) + "': " + std::string(what) + " '" +

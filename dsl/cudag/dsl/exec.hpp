@@ -141,7 +141,8 @@ class exec {
   /// Instantiates a lowered graph, taking over everything it points into.
   explicit exec(lowered<G>&& built, const instantiate_options& options)
       : arena_(std::move(built.arena_)), core_(std::move(built.core_)) {
-    core_.reinstantiate(std::move(built.graph_), options);
+    core_.reinstantiate(std::move(built.graph_), options,
+                        [this](cudaGraphNode_t node) { return node_name_of(node); });
     arena_->state.exec = core_.native_exec();
   }
 
