@@ -1,6 +1,6 @@
 #pragma once
 // Edges between node names, as empty types: only nodes are stored. "a -> b"
-// means a runs before b; a graph keeps its edges in its type, never as storage.
+// means a runs before b.
 //
 //   edge<"a", "b">              a -> b
 //   chain<"a", "b", "c">        a -> b -> c
@@ -18,6 +18,8 @@ template <fixed_string From, fixed_string To>
 struct edge_t {
   static constexpr std::array<name_pair, 1> pairs{name_pair{From.view(), To.view()}};
   static constexpr item_info info = edge_item_info(pairs);
+  using body_type = edge_body;
+  edge_body body;
 };
 
 template <fixed_string... Names>
@@ -30,18 +32,24 @@ struct chain_t {
     return out;
   }();
   static constexpr item_info info = edge_item_info(pairs);
+  using body_type = edge_body;
+  edge_body body;
 };
 
 template <fixed_string From, fixed_string... To>
 struct fan_out_t {
   static constexpr std::array<name_pair, sizeof...(To)> pairs{name_pair{From.view(), To.view()}...};
   static constexpr item_info info = edge_item_info(pairs);
+  using body_type = edge_body;
+  edge_body body;
 };
 
 template <fixed_string To, fixed_string... From>
 struct fan_in_t {
   static constexpr std::array<name_pair, sizeof...(From)> pairs{name_pair{From.view(), To.view()}...};
   static constexpr item_info info = edge_item_info(pairs);
+  using body_type = edge_body;
+  edge_body body;
 };
 
 template <fixed_string From, fixed_string To>

@@ -45,19 +45,6 @@ template <class... T>
   return make_flat_tuple_at<>(std::index_sequence_for<T...>{}, std::decay_t<T>(std::forward<T>(values))...);
 }
 
-/// References to a pack of values, so that some of them can be picked by
-/// position (one overload resolution each, no recursion).
-template <std::size_t... I, class... T>
-[[nodiscard]] constexpr flat_tuple<const T&...> tie_flat_at(std::index_sequence<I...>,
-                                                            const T&... values) noexcept {
-  return flat_tuple<const T&...>{
-      flat_tuple_base<std::index_sequence<I...>, const T&...>{tuple_leaf<I, const T&>{values}...}};
-}
-template <class... T>
-[[nodiscard]] constexpr flat_tuple<const T&...> tie_flat(const T&... values) noexcept {
-  return tie_flat_at(std::index_sequence_for<T...>{}, values...);
-}
-
 /// The type of element I (found the same way, without recursion).
 template <std::size_t I, class T>
 T element_type_of(const tuple_leaf<I, T>&);

@@ -40,32 +40,6 @@ struct buffer_used_outside_its_lifetime;
 template <fixed_string ConditionAndNodes>
 struct condition_tested_by_two_conditional_nodes;
 
-/// Which declaration items are nodes: item_of[J] is node J's position.
-template <class... Items>
-inline constexpr auto node_items = [] {
-  constexpr bool is_node[] = {Items::info.is_node..., false};
-  std::array<std::uint32_t, (std::size_t(Items::info.is_node) + ... + 0)> item_of{};
-  std::size_t n = 0;
-  for (std::size_t i = 0; i < sizeof...(Items); ++i)
-    if (is_node[i]) item_of[n++] = std::uint32_t(i);
-  return item_of;
-}();
-
-/// The stored part of a declaration: its nodes, in declaration order (edges
-/// are types only, so they add no storage, no base class and no run-time
-/// code). Each node is picked from the items by one overload resolution.
-template <class NodeIndices, class... Items>
-struct node_selection;
-template <std::size_t... J, class... Items>
-struct node_selection<std::index_sequence<J...>, Items...> {
-  using items_ref = flat_tuple<const Items&...>;
-  using type = flat_tuple<std::remove_cvref_t<
-      decltype(get<node_items<Items...>[J]>(std::declval<const items_ref&>()))>...>;
-  [[nodiscard]] static constexpr type pick(const items_ref& items) {
-    return make_flat_tuple(get<node_items<Items...>[J]>(items)...);
-  }
-};
-
 template <class... Items>
 struct graph_t {
   static constexpr std::array<item_info, sizeof...(Items)> items_info{Items::info...};
@@ -73,9 +47,7 @@ struct graph_t {
   static constexpr auto shape = analyze_shape<sizes>(items_info);
   static constexpr std::size_t node_count = sizes.nodes;
 
-  using selection = node_selection<std::make_index_sequence<node_count>, Items...>;
-  using nodes_type = typename selection::type;
-  nodes_type nodes;
+  flat_tuple<Items...> items;
 };
 
 /// Turns a shape's first problem into a compile error naming it. Depends
@@ -105,34 +77,27 @@ template <class... Items>
   using G = graph_t<Items...>;
   static_assert(report_shape_problem<G::shape.problem,
                                      to_fixed<G::shape.message.size>(G::shape.message.view())>());
-  return G{G::selection::pick(tie_flat(items...))};
+  return G{make_flat_tuple(items...)};
 }
 
 // --------------------------------------------------------------- storage --
-template <class Nodes>
-struct node_storage_of;
-template <class... Nodes>
-struct node_storage_of<flat_tuple<Nodes...>> {
-  using type = flat_tuple<typename Nodes::body_type::storage...>;
-};
-
 /// Per-node lowering storage of a graph (argument values, node parameters,
-/// host-call state), the CUDA node handles, and each node's run-time entry.
+/// host-call state), the CUDA node handles, and each item's run-time entry
+/// (edges have an empty one).
 template <class... Items>
 struct graph_storage<graph_t<Items...>> {
-  using graph_type = graph_t<Items...>;
-  typename node_storage_of<typename graph_type::nodes_type>::type nodes;
-  std::array<cudaGraphNode_t, graph_type::node_count> handles{};
-  std::array<node_entry, graph_type::node_count> entries{};
+  flat_tuple<typename storage_of_item<Items>::type...> items;
+  std::array<cudaGraphNode_t, graph_t<Items...>::node_count> handles{};
+  std::array<node_entry, sizeof...(Items)> entries{};
 };
 
-/// Fills every node's entry in one pack expansion: no helper template per
-/// node, whose names would spell the whole graph.
+/// Fills every item's entry in one pack expansion: no helper template per
+/// item, whose names would spell the whole graph.
 template <class Root, std::size_t... I, class... T, class... S>
-void bind_entries(const flat_tuple_base<std::index_sequence<I...>, T...>& nodes,
+void bind_entries(const flat_tuple_base<std::index_sequence<I...>, T...>& items,
                   flat_tuple_base<std::index_sequence<I...>, S...>& storage, node_entry* out) noexcept {
   ((out[I] = node_entry{ops_table<typename T::body_type, Root>,
-                        &static_cast<const tuple_leaf<I, T>&>(nodes).value.body,
+                        &static_cast<const tuple_leaf<I, T>&>(items).value.body,
                         &static_cast<tuple_leaf<I, S>&>(storage).value}),
    ...);
 }
@@ -153,7 +118,7 @@ void lower_graph(const G& graph, graph_storage<G>& storage, lower_state<Root>& s
     const_cast<cudaGraphConditionalHandle*>(st.values.conditions)[slot] =
         native::create_condition(target, c.default_value, c.assign_default, s.names[v]);
   }
-  bind_entries<Root>(graph.nodes, storage.nodes, storage.entries.data());
+  bind_entries<Root>(graph.items, storage.items, storage.entries.data());
   std::array<cudaGraphNode_t, (s.max_deps > 0 ? s.max_deps : 1)> deps{};
   for (std::size_t k = 0; k < G::node_count; ++k) {
     const std::uint32_t v = s.order[k];
@@ -168,7 +133,7 @@ void lower_graph(const G& graph, graph_storage<G>& storage, lower_state<Root>& s
 // ------------------------------------------------------------- rebinding --
 template <class G>
 [[nodiscard]] constexpr bool node_reads(std::uint32_t v, std::uint64_t param_hash) noexcept {
-  for (const ref_info& r : G::items_info[G::shape.item_of[v]].refs)
+  for (const ref_info& r : G::items_info[G::shape.position[v]].refs)
     if (r.kind == ref_kind::param && r.hash == param_hash) return true;
   return false;
 }
@@ -217,10 +182,11 @@ template <class Body>
   out.nodes.push_back(node{std::string(name), body.spec(), {}});
 }
 
+inline void append_spec_node(graph_spec&, std::string_view, const edge_body&) noexcept {}
+
 template <std::size_t... I, class... T>
-void nodes_to_spec(const flat_tuple_base<std::index_sequence<I...>, T...>& nodes,
-                   const std::string_view* names, graph_spec& out) {
-  (append_spec_node(out, names[I], static_cast<const tuple_leaf<I, T>&>(nodes).value.body), ...);
+void nodes_to_spec(const flat_tuple_base<std::index_sequence<I...>, T...>& items, graph_spec& out) {
+  (append_spec_node(out, T::info.name, static_cast<const tuple_leaf<I, T>&>(items).value.body), ...);
 }
 
 /// The plain-data spec of a DSL graph (nodes in declaration order).
@@ -230,7 +196,7 @@ template <class G>
   graph_spec out;
   out.name = std::move(name);
   out.nodes.reserve(G::node_count);
-  nodes_to_spec(graph.nodes, s.names.data(), out);
+  nodes_to_spec(graph.items, out);
   for (std::size_t v = 0; v < G::node_count; ++v)
     for (std::uint32_t k = s.dep_begin[v]; k < s.dep_begin[v + 1]; ++k)
       out.nodes[v].deps.emplace_back(s.names[s.deps[k]]);

@@ -43,6 +43,9 @@ struct name_pair {
   std::string_view to;
 };
 
+/// The body of an item that is not a node (edges): nothing to lower.
+struct edge_body {};
+
 /// A conditional node and the condition it tests. CUDA binds a conditional
 /// handle to exactly one conditional node, so a graph (bodies and child
 /// graphs included) may hold at most one test of each condition.

@@ -147,8 +147,23 @@ struct ops_of {
   static constexpr node_ops table{&lower, &update, &reapply};
 };
 
-/// The operations of a body type.
+/// The operations of a body type; edges have none.
 template <class Body, class Root>
 inline constexpr const node_ops* ops_table = &ops_of<Body, Root>::table;
+template <class Root>
+inline constexpr const node_ops* ops_table<edge_body, Root> = nullptr;
+
+/// Storage of a non-node item (edges): nothing.
+struct no_storage {};
+
+template <class Item>
+struct storage_of_item {
+  using type = no_storage;
+};
+template <class Item>
+  requires requires { typename Item::body_type::storage; }
+struct storage_of_item<Item> {
+  using type = typename Item::body_type::storage;
+};
 
 }  // namespace cudag::dsl

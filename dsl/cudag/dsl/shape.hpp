@@ -113,10 +113,7 @@ template <std::size_t N, std::size_t E, std::size_t R, std::size_t P, std::size_
 struct graph_shape {
   // nodes
   std::array<std::string_view, N> names{};
-  std::array<std::uint32_t, N> item_of{};   ///< index among the declaration's items
-  /// Index of the node's storage and run-time entry: nodes are stored in
-  /// declaration order, edges are not stored, so this is the node's index.
-  std::array<std::uint32_t, N> position{};
+  std::array<std::uint32_t, N> position{};  ///< index among the declaration's items
   std::array<node_kind, N> kinds{};
   std::array<std::uint64_t, N> owned_condition{};  ///< hash, 0 when none
   std::array<hashed_index, N> node_lookup{};
@@ -203,8 +200,7 @@ template <shape_sizes S, std::size_t A>
     for (const condition_test& test : it.condition_tests) g.condition_tests[t++] = test;
     if (!it.is_node) continue;
     g.names[n] = it.name;
-    g.item_of[n] = std::uint32_t(i);
-    g.position[n] = std::uint32_t(n);
+    g.position[n] = std::uint32_t(i);
     g.kinds[n] = it.kind;
     g.owned_condition[n] = it.owns_condition.empty() ? 0 : name_hash(it.owns_condition);
     g.node_lookup[n] = {name_hash(it.name), std::uint32_t(n)};
@@ -347,11 +343,11 @@ template <shape_sizes S, std::size_t A>
 
   // ------------------------------------------------------- buffer lifetimes --
   for (std::uint32_t a = 0; a < N; ++a) {
-    const item_info& alloc = items[g.item_of[a]];
+    const item_info& alloc = items[g.position[a]];
     if (alloc.allocates.empty()) continue;
     std::uint32_t free_node = no_index;
     for (std::uint32_t b = 0; b < N; ++b) {
-      const item_info& other = items[g.item_of[b]];
+      const item_info& other = items[g.position[b]];
       if (b != a && other.allocates == alloc.allocates) {
         g.problem = shape_problem::buffer_allocated_twice;
         g.message << alloc.allocates << " (nodes " << alloc.name << " and " << other.name << ")";
@@ -377,7 +373,7 @@ template <shape_sizes S, std::size_t A>
     const std::uint64_t buffer_hash = name_hash(alloc.allocates);
     for (std::uint32_t u = 0; u < N; ++u) {
       if (u == a) continue;
-      const item_info& user = items[g.item_of[u]];
+      const item_info& user = items[g.position[u]];
       bool uses = false;
       for (const ref_info& ref : user.refs)
         uses |= ref.kind == ref_kind::buffer && ref.hash == buffer_hash && ref.name == alloc.allocates;
