@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <type_traits>
 
@@ -111,35 +112,54 @@ consteval bool check_operand() {
 // ------------------------------------------------------------ resolution --
 /// Where named values live while a graph is lowered or rebound: the bytes of
 /// every bound parameter, the pointers of allocated buffers, the handles of
-/// conditions. Root is the top-level graph, whose tables give every slot.
-template <class Root>
-struct value_context {
+/// conditions, laid out by the top-level graph's tables.
+struct value_tables {
   const std::byte* params = nullptr;
   void* const* buffers = nullptr;
   const cudaGraphConditionalHandle* conditions = nullptr;
 };
+/// The same for a graph Root (kept for callers that name the root graph).
+template <class Root>
+using value_context = value_tables;
 
-template <class Root, class T>
-[[nodiscard]] inline T read_param(const value_context<Root>& ctx, std::size_t offset) noexcept {
+/// Where each of a node's references lives in the tables: the byte offset of
+/// a parameter, the slot of a buffer or condition. The graph-level walk
+/// computes these at compile time and hands each node its list, so that the
+/// node kinds' code does not depend on the graph's type (whose name spells
+/// the whole declaration).
+using ref_slot = std::uint32_t;
+
+/// The position of each argument among A...'s references (literals have none).
+template <class... A>
+[[nodiscard]] consteval std::array<std::size_t, sizeof...(A) + 1> ref_positions() {
+  std::array<std::size_t, sizeof...(A) + 1> out{};
+  std::size_t k = 0, i = 0;
+  ((out[i++] = k, k += arg_traits<A>::ref_count), ...);
+  out[i] = k;
+  return out;
+}
+
+template <class T>
+[[nodiscard]] inline T read_param(const value_tables& tables, std::size_t offset) noexcept {
   T v;
-  std::memcpy(static_cast<void*>(&v), ctx.params + offset, sizeof(T));
+  std::memcpy(static_cast<void*>(&v), tables.params + offset, sizeof(T));
   return v;
 }
 
-/// The value of stored argument `a` as the consumer's type P.
-template <class P, class Root, class A>
-[[nodiscard]] inline P resolve(const A& a, const value_context<Root>& ctx) noexcept {
+/// The value of stored argument `a` as the consumer's type P; its reference
+/// (if it is not a literal) lives at slots[k].
+template <class P, class A>
+[[nodiscard]] inline P resolve(const A& a, const value_tables& tables, const ref_slot* slots,
+                               std::size_t k) noexcept {
   if constexpr (arg_traits<A>::is_literal) {
+    (void)slots, (void)k;
     return a;
   } else if constexpr (arg_traits<A>::ref.kind == ref_kind::param) {
-    constexpr std::size_t offset = Root::shape.param_offset(arg_traits<A>::ref.hash);
-    return static_cast<P>(read_param<Root, typename arg_traits<A>::type>(ctx, offset));
+    return static_cast<P>(read_param<typename arg_traits<A>::type>(tables, slots[k]));
   } else if constexpr (arg_traits<A>::ref.kind == ref_kind::buffer) {
-    constexpr std::size_t slot = Root::shape.buffer_slot(arg_traits<A>::ref.hash);
-    return static_cast<P>(static_cast<typename A::element_type*>(ctx.buffers[slot]) + a.offset);
+    return static_cast<P>(static_cast<typename A::element_type*>(tables.buffers[slots[k]]) + a.offset);
   } else {
-    constexpr std::size_t slot = Root::shape.condition_slot(arg_traits<A>::ref.hash);
-    return ctx.conditions[slot];
+    return tables.conditions[slots[k]];
   }
 }
 

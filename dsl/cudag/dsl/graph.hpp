@@ -91,14 +91,51 @@ struct graph_storage<graph_t<Items...>> {
   std::array<node_entry, sizeof...(Items)> entries{};
 };
 
+/// Where each of G's references (G::shape.all_refs, items in declaration
+/// order) lives in Root's tables: a parameter's byte offset, a buffer's or
+/// condition's slot.
+template <class G, class Root>
+consteval auto resolve_slots() {
+  std::array<ref_slot, (G::sizes.refs > 0 ? G::sizes.refs : 1)> out{};
+  for (std::size_t k = 0; k < G::sizes.refs; ++k) {
+    const ref_info& r = G::shape.all_refs[k];
+    out[k] = r.kind == ref_kind::param    ? ref_slot(Root::shape.param_offset(r.hash))
+             : r.kind == ref_kind::buffer ? Root::shape.buffer_slot(r.hash)
+                                          : Root::shape.condition_slot(r.hash);
+  }
+  return out;
+}
+template <class G, class Root>
+inline constexpr auto resolved_slots = resolve_slots<G, Root>();
+
+/// Where item I's references start in G::shape.all_refs.
+template <class G>
+consteval auto item_ref_offsets() {
+  std::array<std::uint32_t, G::items_info.size() + 1> out{};
+  for (std::size_t i = 0; i < G::items_info.size(); ++i)
+    out[i + 1] = out[i] + std::uint32_t(G::items_info[i].refs.size());
+  return out;
+}
+template <class G>
+inline constexpr auto item_ref_begin = item_ref_offsets<G>();
+
+template <class S>
+void attach_slots(slotted_storage<S>& storage, const ref_slot* slots) noexcept {
+  storage.slots = slots;
+}
+inline void attach_slots(no_storage&, const ref_slot*) noexcept {}
+
 /// Fills every item's entry in one pack expansion: no helper template per
 /// item, whose names would spell the whole graph.
-template <class Root, std::size_t... I, class... T, class... S>
+template <class G, class Root, std::size_t... I, class... T, class... S>
 void bind_entries(const flat_tuple_base<std::index_sequence<I...>, T...>& items,
                   flat_tuple_base<std::index_sequence<I...>, S...>& storage, node_entry* out) noexcept {
+  constexpr const auto& slots = resolved_slots<G, Root>;
+  constexpr const auto& begin = item_ref_begin<G>;
   ((out[I] = node_entry{ops_table<typename T::body_type, Root>,
                         &static_cast<const tuple_leaf<I, T>&>(items).value.body,
-                        &static_cast<tuple_leaf<I, S>&>(storage).value}),
+                        &static_cast<tuple_leaf<I, S>&>(storage).value},
+    attach_slots(static_cast<tuple_leaf<I, S>&>(storage).value, slots.data() + begin[I])),
    ...);
 }
 
@@ -106,8 +143,7 @@ void bind_entries(const flat_tuple_base<std::index_sequence<I...>, T...>& items,
 /// Adds the graph's nodes to `target` in topological order, each with its
 /// dependency list: a loop over arrays the compiler computed.
 template <class G, class Root>
-void lower_graph(const G& graph, graph_storage<G>& storage, lower_state<Root>& st,
-                 cudaGraph_t target) {
+void lower_graph(const G& graph, graph_storage<G>& storage, lowering_state& st, cudaGraph_t target) {
   constexpr const auto& s = G::shape;
   // Conditions tested by this graph's conditional nodes live on this graph
   // (each condition is tested by one conditional node: the shape checks it).
@@ -118,7 +154,7 @@ void lower_graph(const G& graph, graph_storage<G>& storage, lower_state<Root>& s
     const_cast<cudaGraphConditionalHandle*>(st.values.conditions)[slot] =
         native::create_condition(target, c.default_value, c.assign_default, s.names[v]);
   }
-  bind_entries<Root>(graph.items, storage.items, storage.entries.data());
+  bind_entries<G, Root>(graph.items, storage.items, storage.entries.data());
   std::array<cudaGraphNode_t, (s.max_deps > 0 ? s.max_deps : 1)> deps{};
   for (std::size_t k = 0; k < G::node_count; ++k) {
     const std::uint32_t v = s.order[k];
@@ -155,8 +191,8 @@ inline constexpr auto readers_of = [] {
 }();
 
 /// Recomputes the listed nodes and sends them to `target`.
-template <class G, class Root, std::size_t R>
-void update_nodes(graph_storage<G>& storage, lower_state<Root>& st,
+template <class G, std::size_t R>
+void update_nodes(graph_storage<G>& storage, lowering_state& st,
                   const std::array<std::uint32_t, R>& nodes, update_target target,
                   std::uint64_t param_hash) {
   for (const std::uint32_t v : nodes) {
@@ -166,7 +202,7 @@ void update_nodes(graph_storage<G>& storage, lower_state<Root>& st,
 }
 
 template <class G, class Root>
-void update_readers(const G&, graph_storage<G>& storage, lower_state<Root>& st,
+void update_readers(const G&, graph_storage<G>& storage, lowering_state& st,
                     std::uint64_t param_hash) {
   for (std::uint32_t v = 0; v < G::node_count; ++v) {
     if (!node_reads<G>(v, param_hash)) continue;

@@ -29,11 +29,13 @@ struct node_kind_forbidden_in_conditional_body;
 // Provided by graph.hpp.
 template <class G>
 struct graph_storage;
-template <class G, class Root>
-void lower_graph(const G& graph, graph_storage<G>& storage, lower_state<Root>& st, cudaGraph_t target);
+/// Lowers G into `target`, resolving names against Root's tables (Root: the
+/// top-level graph).
+template <class G, class Root = G>
+void lower_graph(const G& graph, graph_storage<G>& storage, lowering_state& st, cudaGraph_t target);
 /// Nested graphs: every node reading the parameter, updated in the template.
 template <class G, class Root>
-void update_readers(const G& graph, graph_storage<G>& storage, lower_state<Root>& st,
+void update_readers(const G& graph, graph_storage<G>& storage, lowering_state& st,
                     std::uint64_t param_hash);
 template <class G>
 [[nodiscard]] graph_spec graph_to_spec(const G& graph, std::string name);
@@ -46,15 +48,16 @@ struct child_body : leaf_body {
   static constexpr std::string_view nested_forbidden_path = G::shape.forbidden_path.view();
   static constexpr node_kind nested_forbidden_kind = G::shape.forbidden_kind;
   static constexpr auto nested_condition_tests = G::shape.condition_tests;
+  static constexpr bool nests_graphs = true;
 
   G graph;
 
   using storage = graph_storage<G>;
   template <class Root>
-  cudaGraphNode_t lower(storage& s, lower_state<Root>& st, cudaGraph_t g, native::deps_span deps,
-                        std::string_view name) const {
+  cudaGraphNode_t lower(storage& s, lowering_state& st, const ref_slot*, cudaGraph_t g,
+                        native::deps_span deps, std::string_view name) const {
     unique_graph inner = make_graph();
-    lower_graph(graph, s, st, inner.get());
+    lower_graph<G, Root>(graph, s, st, inner.get());
     // Moved, not cloned: the inner nodes keep their handles (for rebinding),
     // and alloc/conditional nodes are allowed inside.
     const cudaGraphNode_t n = native::add_child(g, deps, inner.get(), true, name);
@@ -62,9 +65,8 @@ struct child_body : leaf_body {
     return n;
   }
   template <class Root>
-  void update(storage& s, lower_state<Root>& st, cudaGraphNode_t, update_target, std::string_view,
-              std::uint64_t param_hash) const {
-    update_readers(graph, s, st, param_hash);
+  void update(storage& s, lowering_state& st, std::uint64_t param_hash) const {
+    update_readers<G, Root>(graph, s, st, param_hash);
   }
   [[nodiscard]] node_params spec() const {
     return child_node{std::make_shared<const graph_spec>(graph_to_spec(graph, "child"))};
@@ -82,14 +84,12 @@ struct empty_body : leaf_body {
   static constexpr node_kind kind = node_kind::empty;
   static constexpr std::array<ref_info, 0> refs{};
   struct storage {};
-  template <class Root>
-  cudaGraphNode_t lower(storage&, lower_state<Root>&, cudaGraph_t g, native::deps_span deps,
-                        std::string_view name) const {
+  cudaGraphNode_t lower(storage&, lowering_state&, const ref_slot*, cudaGraph_t g,
+                        native::deps_span deps, std::string_view name) const {
     return native::add_empty(g, deps, name);
   }
-  template <class Root>
-  void update(storage&, lower_state<Root>&, cudaGraphNode_t, update_target, std::string_view,
-              std::uint64_t) const {}
+  void update(storage&, lowering_state&, const ref_slot*, cudaGraphNode_t, update_target,
+              std::string_view, std::uint64_t) const {}
   [[nodiscard]] node_params spec() const { return empty_node{}; }
 };
 
@@ -107,19 +107,17 @@ struct event_body : leaf_body {
   E event;
 
   struct storage {};
-  template <class Root>
-  cudaGraphNode_t lower(storage&, lower_state<Root>& st, cudaGraph_t g, native::deps_span deps,
-                        std::string_view name) const {
-    const cudaEvent_t e = resolve<cudaEvent_t>(event, st.values);
+  cudaGraphNode_t lower(storage&, lowering_state& st, const ref_slot* slots, cudaGraph_t g,
+                        native::deps_span deps, std::string_view name) const {
+    const cudaEvent_t e = resolve<cudaEvent_t>(event, st.values, slots, 0);
     if constexpr (Record)
       return native::add_event_record(g, deps, e, name);
     else
       return native::add_event_wait(g, deps, e, name);
   }
-  template <class Root>
-  void update(storage&, lower_state<Root>& st, cudaGraphNode_t node, update_target target,
-              std::string_view name, std::uint64_t) const {
-    const cudaEvent_t e = resolve<cudaEvent_t>(event, st.values);
+  void update(storage&, lowering_state& st, const ref_slot* slots, cudaGraphNode_t node,
+              update_target target, std::string_view name, std::uint64_t) const {
+    const cudaEvent_t e = resolve<cudaEvent_t>(event, st.values, slots, 0);
     if constexpr (Record) {
       if (target == update_target::exec_node)
         CUDAG_CUDA_NODE(cudaGraphExecEventRecordNodeSetEvent(st.exec, node, e), name);
@@ -187,39 +185,39 @@ struct conditional_body : leaf_body {
   static constexpr auto refs = conditional_refs<Condition, G...>();
   static constexpr std::string_view owned_condition = Condition::name.view();
   static constexpr auto nested_condition_tests = body_condition_tests<G...>();
+  static constexpr bool nests_graphs = true;
 
   flat_tuple<G...> bodies;
 
   using storage = flat_tuple<graph_storage<G>...>;
 
+  /// slots[0]: the condition's slot (its first reference).
   template <class Root>
-  cudaGraphNode_t lower(storage& s, lower_state<Root>& st, cudaGraph_t g, native::deps_span deps,
-                        std::string_view name) const {
-    constexpr std::size_t slot = Root::shape.condition_slot(arg_traits<Condition>::ref.hash);
+  cudaGraphNode_t lower(storage& s, lowering_state& st, const ref_slot* slots, cudaGraph_t g,
+                        native::deps_span deps, std::string_view name) const {
     constexpr cudaGraphConditionalNodeType type =
         Kind == conditional_kind::while_loop    ? cudaGraphCondTypeWhile
         : Kind == conditional_kind::switch_case ? cudaGraphCondTypeSwitch
                                                 : cudaGraphCondTypeIf;
     std::array<cudaGraph_t, sizeof...(G)> targets{};
-    const cudaGraphNode_t n = native::add_conditional(g, deps, st.values.conditions[slot], type,
+    const cudaGraphNode_t n = native::add_conditional(g, deps, st.values.conditions[slots[0]], type,
                                                       unsigned(sizeof...(G)), targets, name);
-    lower_bodies(s, st, targets, std::index_sequence_for<G...>{});
+    lower_bodies<Root>(s, st, targets, std::index_sequence_for<G...>{});
     return n;
   }
   template <class Root, std::size_t... I>
-  void lower_bodies(storage& s, lower_state<Root>& st, const std::array<cudaGraph_t, sizeof...(G)>& targets,
+  void lower_bodies(storage& s, lowering_state& st, const std::array<cudaGraph_t, sizeof...(G)>& targets,
                     std::index_sequence<I...>) const {
-    (lower_graph(get<I>(bodies), get<I>(s), st, targets[I]), ...);
+    (lower_graph<G, Root>(get<I>(bodies), get<I>(s), st, targets[I]), ...);
   }
   template <class Root>
-  void update(storage& s, lower_state<Root>& st, cudaGraphNode_t, update_target, std::string_view,
-              std::uint64_t param_hash) const {
-    update_bodies(s, st, param_hash, std::index_sequence_for<G...>{});
+  void update(storage& s, lowering_state& st, std::uint64_t param_hash) const {
+    update_bodies<Root>(s, st, param_hash, std::index_sequence_for<G...>{});
   }
   template <class Root, std::size_t... I>
-  void update_bodies(storage& s, lower_state<Root>& st, std::uint64_t param_hash,
+  void update_bodies(storage& s, lowering_state& st, std::uint64_t param_hash,
                      std::index_sequence<I...>) const {
-    (update_readers(get<I>(bodies), get<I>(s), st, param_hash), ...);
+    (update_readers<G, Root>(get<I>(bodies), get<I>(s), st, param_hash), ...);
   }
   [[nodiscard]] node_params spec() const {
     conditional_node n;

@@ -46,13 +46,14 @@ struct host_body : leaf_body {
     flat_tuple<arg_type<S>...> values;
     native::host_call call;
   };
-  template <class Root>
-  void fill(storage& s, const value_context<Root>& ctx) const noexcept {
-    fill_at(s, ctx, std::index_sequence_for<S...>{});
+  static constexpr auto arg_ref = ref_positions<S...>();
+  void fill(storage& s, const value_tables& values, const ref_slot* slots) const noexcept {
+    fill_at(s, values, slots, std::index_sequence_for<S...>{});
   }
-  template <class Root, std::size_t... I>
-  void fill_at(storage& s, const value_context<Root>& ctx, std::index_sequence<I...>) const noexcept {
-    ((get<I>(s.values) = resolve<arg_type<S>>(get<I>(args), ctx)), ...);
+  template <std::size_t... I>
+  void fill_at(storage& s, const value_tables& values, const ref_slot* slots,
+               std::index_sequence<I...>) const noexcept {
+    ((get<I>(s.values) = resolve<arg_type<S>>(get<I>(args), values, slots, arg_ref[I])), ...);
   }
   template <std::size_t... I>
   void run(const storage& s, std::index_sequence<I...>) const {
@@ -64,10 +65,9 @@ struct host_body : leaf_body {
     }
   }
 
-  template <class Root>
-  cudaGraphNode_t lower(storage& s, lower_state<Root>& st, cudaGraph_t g, native::deps_span deps,
-                        std::string_view name) const {
-    fill(s, st.values);
+  cudaGraphNode_t lower(storage& s, lowering_state& st, const ref_slot* slots, cudaGraph_t g,
+                        native::deps_span deps, std::string_view name) const {
+    fill(s, st.values, slots);
     s.call.node.assign(name);
     s.call.failures = st.host_failures;
     // Two pointers: fits std::function's inline storage, no allocation.
@@ -77,10 +77,9 @@ struct host_body : leaf_body {
   }
   /// The node reads its arguments from `storage` when it runs: a rebind
   /// rewrites them there (see exec.hpp on in-flight launches).
-  template <class Root>
-  void update(storage& s, lower_state<Root>& st, cudaGraphNode_t, update_target, std::string_view,
-              std::uint64_t) const {
-    fill(s, st.values);
+  void update(storage& s, lowering_state& st, const ref_slot* slots, cudaGraphNode_t, update_target,
+              std::string_view, std::uint64_t) const {
+    fill(s, st.values, slots);
   }
   [[nodiscard]] node_params spec() const {
     host_node n;
@@ -118,13 +117,15 @@ struct captured_body : leaf_body {
     flat_tuple<arg_type<S>...> values;
     unique_graph latest;  ///< the recording the exec runs, kept for updates
   };
-  template <class Root, std::size_t... I>
-  void fill_at(storage& s, const value_context<Root>& ctx, std::index_sequence<I...>) const noexcept {
-    ((get<I>(s.values) = resolve<arg_type<S>>(get<I>(args), ctx)), ...);
+  static constexpr auto arg_ref = ref_positions<S...>();
+  template <std::size_t... I>
+  void fill_at(storage& s, const value_tables& values, const ref_slot* slots,
+               std::index_sequence<I...>) const noexcept {
+    ((get<I>(s.values) = resolve<arg_type<S>>(get<I>(args), values, slots, arg_ref[I])), ...);
   }
-  template <class Root>
-  unique_graph record_now(storage& s, lower_state<Root>& st, std::string_view name) const {
-    fill_at(s, st.values, std::index_sequence_for<S...>{});
+  unique_graph record_now(storage& s, lowering_state& st, const ref_slot* slots,
+                          std::string_view name) const {
+    fill_at(s, st.values, slots, std::index_sequence_for<S...>{});
     return record_by_capture(st.stream_for_capture(), name, [&](cudaStream_t stream) {
       invoke_record(stream, s, std::index_sequence_for<S...>{});
     });
@@ -139,22 +140,19 @@ struct captured_body : leaf_body {
     }
   }
 
-  template <class Root>
-  cudaGraphNode_t lower(storage& s, lower_state<Root>& st, cudaGraph_t g, native::deps_span deps,
-                        std::string_view name) const {
-    s.latest = record_now(s, st, name);
+  cudaGraphNode_t lower(storage& s, lowering_state& st, const ref_slot* slots, cudaGraph_t g,
+                        native::deps_span deps, std::string_view name) const {
+    s.latest = record_now(s, st, slots, name);
     return native::add_child(g, deps, s.latest.get(), false, name);  // cloned
   }
   /// Recorded again; the exec's child node takes the new recording. Applied
   /// to the executable graph in both modes (a template child cannot be set).
-  template <class Root>
-  void update(storage& s, lower_state<Root>& st, cudaGraphNode_t node, update_target,
-              std::string_view name, std::uint64_t) const {
-    s.latest = record_now(s, st, name);
+  void update(storage& s, lowering_state& st, const ref_slot* slots, cudaGraphNode_t node,
+              update_target, std::string_view name, std::uint64_t) const {
+    s.latest = record_now(s, st, slots, name);
     reapply(s, st, node, name);
   }
-  template <class Root>
-  void reapply(storage& s, lower_state<Root>& st, cudaGraphNode_t node, std::string_view name) const {
+  void reapply(storage& s, lowering_state& st, cudaGraphNode_t node, std::string_view name) const {
     CUDAG_CUDA_NODE(cudaGraphExecChildGraphNodeSetParams(st.exec, node, s.latest.get()), name);
   }
   [[nodiscard]] node_params spec() const {

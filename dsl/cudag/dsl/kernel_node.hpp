@@ -67,12 +67,14 @@ struct kernel_body<Function, Grid, type_list<P...>, flat_tuple<S...>> : leaf_bod
     cudaKernelNodeParams params;
   };
 
-  template <class Root>
-  void fill(storage& s, const value_context<Root>& ctx) const noexcept {
-    fill_at(s, ctx, std::index_sequence_for<P...>{});
+  /// Argument I's reference is slots[arg_ref[I + 1]]; the grid's (if any) is slots[0].
+  static constexpr auto arg_ref = ref_positions<Grid, S...>();
+
+  void fill(storage& s, const value_tables& values, const ref_slot* slots) const noexcept {
+    fill_at(s, values, slots, std::index_sequence_for<P...>{});
     dim3 g;
     if constexpr (grid_from_param) {
-      const auto count = resolve<std::size_t>(grid.count, ctx);
+      const auto count = resolve<std::size_t>(grid.count, values, slots, 0);
       g = dim3(static_cast<unsigned>((count + grid.per_block - 1) / grid.per_block));
     } else {
       g = fixed_grid(grid);
@@ -80,21 +82,22 @@ struct kernel_body<Function, Grid, type_list<P...>, flat_tuple<S...>> : leaf_bod
     s.params = cudaKernelNodeParams{const_cast<void*>(function.pointer()), g, block, shared_bytes,
                                     s.pointers, nullptr};
   }
-  template <class Root, std::size_t... I>
-  void fill_at(storage& s, const value_context<Root>& ctx, std::index_sequence<I...>) const noexcept {
-    ((get<I>(s.values) = resolve<P>(get<I>(args), ctx), s.pointers[I] = &get<I>(s.values)), ...);
+  template <std::size_t... I>
+  void fill_at(storage& s, const value_tables& values, const ref_slot* slots,
+               std::index_sequence<I...>) const noexcept {
+    ((get<I>(s.values) = resolve<P>(get<I>(args), values, slots, arg_ref[I + 1]),
+      s.pointers[I] = &get<I>(s.values)),
+     ...);
   }
 
-  template <class Root>
-  cudaGraphNode_t lower(storage& s, lower_state<Root>& st, cudaGraph_t g, native::deps_span deps,
-                        std::string_view name) const {
-    fill(s, st.values);
+  cudaGraphNode_t lower(storage& s, lowering_state& st, const ref_slot* slots, cudaGraph_t g,
+                        native::deps_span deps, std::string_view name) const {
+    fill(s, st.values, slots);
     return native::add_kernel(g, deps, s.params, name);
   }
-  template <class Root>
-  void update(storage& s, lower_state<Root>& st, cudaGraphNode_t node, update_target target,
-              std::string_view name, std::uint64_t) const {
-    fill(s, st.values);
+  void update(storage& s, lowering_state& st, const ref_slot* slots, cudaGraphNode_t node,
+              update_target target, std::string_view name, std::uint64_t) const {
+    fill(s, st.values, slots);
     if (target == update_target::exec_node)
       CUDAG_CUDA_NODE(cudaGraphExecKernelNodeSetParams(st.exec, node, &s.params), name);
     else

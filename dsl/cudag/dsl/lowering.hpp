@@ -22,9 +22,8 @@ enum class update_target {
   template_node,  ///< cudaGraph*SetParams on the template (then cudaGraphExecUpdate)
 };
 
-template <class Root>
-struct lower_state {
-  value_context<Root> values;
+struct lowering_state {
+  value_tables values;
   std::shared_ptr<host_failure_sink> host_failures;
   cudaStream_t capture_stream = nullptr;  ///< created on first use
   unique_stream owned_capture_stream;
@@ -38,6 +37,9 @@ struct lower_state {
     return capture_stream;
   }
 };
+/// The same for a graph Root (kept for callers that name the root graph).
+template <class Root>
+using lower_state = lowering_state;
 
 /// Records `record(stream)` by stream capture into a fresh graph.
 template <class Record>

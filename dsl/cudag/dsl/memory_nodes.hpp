@@ -33,23 +33,22 @@ struct memcpy_body : leaf_body {
   struct storage {
     cudaMemcpy3DParms params;
   };
-  template <class Root>
-  void fill(storage& s, const value_context<Root>& ctx) const noexcept {
-    s.params = native::memcpy_1d_params(resolve<void*>(dst, ctx), resolve<const void*>(src, ctx),
-                                        bytes, direction);
+  static constexpr auto arg_ref = ref_positions<Dst, Src>();
+  void fill(storage& s, const value_tables& values, const ref_slot* slots) const noexcept {
+    s.params = native::memcpy_1d_params(resolve<void*>(dst, values, slots, arg_ref[0]),
+                                        resolve<const void*>(src, values, slots, arg_ref[1]), bytes,
+                                        direction);
   }
-  template <class Root>
-  cudaGraphNode_t lower(storage& s, lower_state<Root>& st, cudaGraph_t g, native::deps_span deps,
-                        std::string_view name) const {
-    fill(s, st.values);
+  cudaGraphNode_t lower(storage& s, lowering_state& st, const ref_slot* slots, cudaGraph_t g,
+                        native::deps_span deps, std::string_view name) const {
+    fill(s, st.values, slots);
     cudaGraphNode_t n = nullptr;
     CUDAG_CUDA_NODE(cudaGraphAddMemcpyNode(&n, g, deps.data(), deps.size(), &s.params), name);
     return n;
   }
-  template <class Root>
-  void update(storage& s, lower_state<Root>& st, cudaGraphNode_t node, update_target target,
-              std::string_view name, std::uint64_t) const {
-    fill(s, st.values);
+  void update(storage& s, lowering_state& st, const ref_slot* slots, cudaGraphNode_t node,
+              update_target target, std::string_view name, std::uint64_t) const {
+    fill(s, st.values, slots);
     if (target == update_target::exec_node)
       CUDAG_CUDA_NODE(cudaGraphExecMemcpyNodeSetParams(st.exec, node, &s.params), name);
     else
@@ -86,29 +85,27 @@ struct memset_body : leaf_body {
   struct storage {
     cudaMemsetParams params;
   };
-  template <class Root>
-  void fill(storage& s, const value_context<Root>& ctx) const noexcept {
-    const fill_type v = resolve<fill_type>(fill_value, ctx);
+  static constexpr auto arg_ref = ref_positions<Dst, Fill>();
+  void fill(storage& s, const value_tables& values, const ref_slot* slots) const noexcept {
+    const fill_type v = resolve<fill_type>(fill_value, values, slots, arg_ref[1]);
     unsigned bits = 0;
     std::memcpy(&bits, &v, sizeof(fill_type));
     s.params = cudaMemsetParams{};
-    s.params.dst = resolve<void*>(dst, ctx);
+    s.params.dst = resolve<void*>(dst, values, slots, arg_ref[0]);
     s.params.pitch = height > 1 ? pitch_bytes : 0;
     s.params.value = bits;
     s.params.elementSize = sizeof(fill_type);
     s.params.width = width;
     s.params.height = height;
   }
-  template <class Root>
-  cudaGraphNode_t lower(storage& s, lower_state<Root>& st, cudaGraph_t g, native::deps_span deps,
-                        std::string_view name) const {
-    fill(s, st.values);
+  cudaGraphNode_t lower(storage& s, lowering_state& st, const ref_slot* slots, cudaGraph_t g,
+                        native::deps_span deps, std::string_view name) const {
+    fill(s, st.values, slots);
     return native::add_memset(g, deps, s.params, name);
   }
-  template <class Root>
-  void update(storage& s, lower_state<Root>& st, cudaGraphNode_t node, update_target target,
-              std::string_view name, std::uint64_t) const {
-    fill(s, st.values);
+  void update(storage& s, lowering_state& st, const ref_slot* slots, cudaGraphNode_t node,
+              update_target target, std::string_view name, std::uint64_t) const {
+    fill(s, st.values, slots);
     if (target == update_target::exec_node)
       CUDAG_CUDA_NODE(cudaGraphExecMemsetNodeSetParams(st.exec, node, &s.params), name);
     else
@@ -155,17 +152,15 @@ struct alloc_body : leaf_body {
   int device;
 
   struct storage {};
-  template <class Root>
-  cudaGraphNode_t lower(storage&, lower_state<Root>& st, cudaGraph_t g, native::deps_span deps,
-                        std::string_view name) const {
+  /// slots[0]: the buffer's slot (its one reference).
+  cudaGraphNode_t lower(storage&, lowering_state& st, const ref_slot* slots, cudaGraph_t g,
+                        native::deps_span deps, std::string_view name) const {
     const native::allocation a = native::add_mem_alloc(g, deps, count * sizeof(T), device, name);
-    constexpr std::size_t slot = Root::shape.buffer_slot(name_hash(Buffer.view()));
-    const_cast<void**>(st.values.buffers)[slot] = a.pointer;
+    const_cast<void**>(st.values.buffers)[slots[0]] = a.pointer;
     return a.node;
   }
-  template <class Root>
-  void update(storage&, lower_state<Root>&, cudaGraphNode_t, update_target, std::string_view,
-              std::uint64_t) const {}
+  void update(storage&, lowering_state&, const ref_slot*, cudaGraphNode_t, update_target,
+              std::string_view, std::uint64_t) const {}
   [[nodiscard]] node_params spec() const {
     return mem_alloc_node{std::string(Buffer.view()), count * sizeof(T), device};
   }
@@ -185,15 +180,12 @@ struct free_body : leaf_body {
       ref_info{ref_kind::buffer, name_hash(Buffer.view()), Buffer.view(), nullptr}};
 
   struct storage {};
-  template <class Root>
-  cudaGraphNode_t lower(storage&, lower_state<Root>& st, cudaGraph_t g, native::deps_span deps,
-                        std::string_view name) const {
-    constexpr std::size_t slot = Root::shape.buffer_slot(name_hash(Buffer.view()));
-    return native::add_mem_free(g, deps, st.values.buffers[slot], name);
+  cudaGraphNode_t lower(storage&, lowering_state& st, const ref_slot* slots, cudaGraph_t g,
+                        native::deps_span deps, std::string_view name) const {
+    return native::add_mem_free(g, deps, st.values.buffers[slots[0]], name);
   }
-  template <class Root>
-  void update(storage&, lower_state<Root>&, cudaGraphNode_t, update_target, std::string_view,
-              std::uint64_t) const {}
+  void update(storage&, lowering_state&, const ref_slot*, cudaGraphNode_t, update_target,
+              std::string_view, std::uint64_t) const {}
   [[nodiscard]] node_params spec() const { return mem_free_node{std::string(Buffer.view())}; }
 };
 

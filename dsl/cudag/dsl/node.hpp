@@ -44,6 +44,7 @@ namespace cudag::dsl {
 
 /// Defaults a body may override: no nested graph, nothing allocated or freed.
 struct leaf_body {
+  static constexpr bool nests_graphs = false;
   static constexpr std::string_view allocates{};
   static constexpr std::string_view frees{};
   static constexpr std::string_view nested_forbidden_path{};
@@ -123,33 +124,74 @@ struct node_entry {
   void* storage = nullptr;
 };
 
-template <class Body, class Root>
-struct ops_of {
-  using storage = typename Body::storage;
+/// A node's run-time storage and where its references live in the tables.
+/// No member initialisers: kept trivial where Storage is (the arena
+/// value-initialises it).
+template <class Storage>
+struct slotted_storage {
+  Storage storage;
+  const ref_slot* slots;
+};
+
+/// Operations of a body that holds no graph: independent of the graph type,
+/// so one short-named set per body type serves every graph.
+template <class Body>
+struct leaf_ops {
+  using stored = slotted_storage<typename Body::storage>;
   static cudaGraphNode_t lower(const void* body, void* s, void* state, cudaGraph_t target,
                                native::deps_span deps, std::string_view name) {
-    return static_cast<const Body*>(body)->lower(*static_cast<storage*>(s),
-                                                 *static_cast<lower_state<Root>*>(state), target,
-                                                 deps, name);
+    stored& st = *static_cast<stored*>(s);
+    return static_cast<const Body*>(body)->lower(st.storage, *static_cast<lowering_state*>(state),
+                                                 st.slots, target, deps, name);
   }
   static void update(const void* body, void* s, void* state, cudaGraphNode_t node,
                      update_target target, std::string_view name, std::uint64_t param_hash) {
-    static_cast<const Body*>(body)->update(*static_cast<storage*>(s),
-                                           *static_cast<lower_state<Root>*>(state), node, target,
-                                           name, param_hash);
+    stored& st = *static_cast<stored*>(s);
+    static_cast<const Body*>(body)->update(st.storage, *static_cast<lowering_state*>(state), st.slots,
+                                           node, target, name, param_hash);
   }
   static void reapply(const void* body, void* s, void* state, cudaGraphNode_t node,
                       std::string_view name) {
-    if constexpr (requires { &Body::template reapply<Root>; })
-      static_cast<const Body*>(body)->reapply(*static_cast<storage*>(s),
-                                              *static_cast<lower_state<Root>*>(state), node, name);
+    if constexpr (requires { &Body::reapply; })
+      static_cast<const Body*>(body)->reapply(static_cast<stored*>(s)->storage,
+                                              *static_cast<lowering_state*>(state), node, name);
   }
   static constexpr node_ops table{&lower, &update, &reapply};
 };
 
+/// Operations of a body holding graphs (child, conditional): its graphs are
+/// lowered against the top-level graph Root's tables.
+template <class Body, class Root>
+struct nesting_ops {
+  using stored = slotted_storage<typename Body::storage>;
+  static cudaGraphNode_t lower(const void* body, void* s, void* state, cudaGraph_t target,
+                               native::deps_span deps, std::string_view name) {
+    stored& st = *static_cast<stored*>(s);
+    return static_cast<const Body*>(body)->template lower<Root>(
+        st.storage, *static_cast<lowering_state*>(state), st.slots, target, deps, name);
+  }
+  static void update(const void* body, void* s, void* state, cudaGraphNode_t, update_target,
+                     std::string_view, std::uint64_t param_hash) {
+    static_cast<const Body*>(body)->template update<Root>(static_cast<stored*>(s)->storage,
+                                                          *static_cast<lowering_state*>(state),
+                                                          param_hash);
+  }
+  static void reapply(const void*, void*, void*, cudaGraphNode_t, std::string_view) {}
+  static constexpr node_ops table{&lower, &update, &reapply};
+};
+
+template <class Body, class Root, bool Nests = Body::nests_graphs>
+struct ops_for {
+  static constexpr const node_ops* table = &leaf_ops<Body>::table;
+};
+template <class Body, class Root>
+struct ops_for<Body, Root, true> {
+  static constexpr const node_ops* table = &nesting_ops<Body, Root>::table;
+};
+
 /// The operations of a body type; edges have none.
 template <class Body, class Root>
-inline constexpr const node_ops* ops_table = &ops_of<Body, Root>::table;
+inline constexpr const node_ops* ops_table = ops_for<Body, Root>::table;
 template <class Root>
 inline constexpr const node_ops* ops_table<edge_body, Root> = nullptr;
 
@@ -163,7 +205,7 @@ struct storage_of_item {
 template <class Item>
   requires requires { typename Item::body_type::storage; }
 struct storage_of_item<Item> {
-  using type = typename Item::body_type::storage;
+  using type = slotted_storage<typename Item::body_type::storage>;
 };
 
 }  // namespace cudag::dsl
