@@ -6,6 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 source scripts/env.sh
-[ -d build ] || meson setup build >/dev/null
+if [ ! -f build/build.ninja ]; then
+  rm -rf build
+  meson setup build 2>&1 | tail -n 4   # a failure's ERROR line is among the last
+fi
 ninja -C build examples/jacobi
 ./build/examples/jacobi build/jacobi.dot

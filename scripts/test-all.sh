@@ -7,7 +7,10 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 source scripts/env.sh
 build=${BUILD_DIR:-build}
-[ -d "$build" ] || meson setup "$build" >/dev/null
+if [ ! -f "$build/build.ninja" ]; then
+  rm -rf "$build"
+  meson setup "$build" 2>&1 | tail -n 4   # a failure's ERROR line is among the last
+fi
 ninja -C "$build" -j"${JOBS:-$(nproc)}"
 status=0
 meson test -C "$build" --num-processes "${JOBS:-$(nproc)}" --print-errorlogs || status=$?

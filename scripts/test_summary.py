@@ -3,7 +3,9 @@
 case at a time: meson reports a GoogleTest binary whose cases called
 GTEST_SKIP as OK, so each binary's output is read for its cases. A test that
 is not GoogleTest (compile-fail cases) counts by meson's result.
-Prints "N passed, N failed, N skipped" (summed over all logs given)."""
+Prints "N passed, N failed, N skipped" (summed over all logs given); a log
+that does not exist (its build failed before any test ran) counts as one
+failure."""
 import json
 import re
 import sys
@@ -12,7 +14,13 @@ CASE = re.compile(r"^\[\s+(OK|FAILED|SKIPPED)\s+\] \S+ \(\d+ ms\)$")
 
 passed = failed = skipped = 0
 for path in sys.argv[1:]:
-    with open(path) as log:
+    try:
+        log = open(path)
+    except OSError as error:
+        print(f"no test log: {error}", file=sys.stderr)
+        failed += 1
+        continue
+    with log:
         for line in log:
             entry = json.loads(line)
             cases = [m.group(1) for m in map(CASE.match, entry.get("stdout", "").splitlines()) if m]

@@ -6,7 +6,7 @@
 #   compiler | shape | what | nodes | wall s | user+sys s | peak MiB
 set -eu
 root=$1; sizes=$2; shapes=$3; compilers=$4; repeats=$5; what=${6:-full}
-cuda=$(dirname "$(dirname "$(command -v nvcc)")")
+cuda=$(sh "$root/scripts/cuda-root.sh")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 for compiler in $compilers; do
