@@ -132,6 +132,9 @@ int main(int argc, char** argv) {
   CHECK_CUDA(cudaMalloc(&d_f, cells * sizeof(float)));
   CHECK_CUDA(cudaMemcpy(d_u, u.data(), cells * sizeof(float), cudaMemcpyHostToDevice));
   CHECK_CUDA(cudaMemcpy(d_f, f.data(), cells * sizeof(float), cudaMemcpyHostToDevice));
+  // The graph runs on a non-blocking stream, which does not wait for these
+  // legacy-stream copies (a pageable copy may return before its DMA ends).
+  CHECK_CUDA(cudaDeviceSynchronize());
   int* rounds_out = nullptr;  // pinned: written by the graph's memcpy, read by its host node
   CHECK_CUDA(cudaMallocHost(&rounds_out, sizeof(int)));
   *rounds_out = -1;

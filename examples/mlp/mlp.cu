@@ -110,6 +110,9 @@ struct device_array {
     cudag::cuda_check(cudaMemcpy(memory.data(), host.data(), host.size() * sizeof(float),
                                  cudaMemcpyHostToDevice),
                       "cudaMemcpy");
+    // The graph runs on a non-blocking stream, which does not wait for this
+    // legacy-stream copy (a pageable copy may return before its DMA ends).
+    cudag::cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   }
   cudag::device_buffer<float> memory;
 };

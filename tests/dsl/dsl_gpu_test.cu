@@ -50,6 +50,8 @@ std::vector<float> download(const float* d, int n) {
 }
 void upload(float* d, const std::vector<float>& v) {
   ASSERT_EQ(cudaMemcpy(d, v.data(), v.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+  // Launch streams are non-blocking: finish this legacy-stream work first.
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
 }
 void poison_buffer(float* d, int n) { upload(d, std::vector<float>(n, poison)); }
 std::vector<float> iota_plus_one(int n, float factor = 1.0f) {
@@ -181,6 +183,7 @@ TEST(DslGpu, MemsetAndMemcpyNodes) {
   CUDAG_EXPECT_CUDA(cudaMemset(b.data(), 0x11, 128));
   CUDAG_EXPECT_CUDA(cudaMemset(h.data(), 0x11, 256));
   CUDAG_EXPECT_CUDA(cudaMemset(t.data(), 0x11, 64 * 4 * sizeof(unsigned)));
+  CUDAG_EXPECT_CUDA(cudaDeviceSynchronize());  // the launch stream is non-blocking
   poison_buffer(f.data(), 128);
   poison_buffer(f2.data(), 128);
   upload(in.data(), iota_plus_one(128));
@@ -376,6 +379,7 @@ TEST(DslGpu, WhileLoopRunsUntilTheBodyClearsTheCondition) {
   cudag::device_buffer<int> c(1);
   cudag::device_buffer<float> d(N);
   CUDAG_EXPECT_CUDA(cudaMemset(c.data(), 0, sizeof(int)));
+  CUDAG_EXPECT_CUDA(cudaDeviceSynchronize());  // the launch stream is non-blocking
   poison_buffer(d.data(), N);
   auto stream = cudag::make_stream();
   auto ex = instantiate(g, counter = c.data(), out = d.data());
@@ -412,6 +416,7 @@ TEST(DslGpu, IfElseAndSwitchFollowTheCondition) {
   CUDAG_EXPECT_CUDA(cudaMemcpy(one.data(), &v1, sizeof v1, cudaMemcpyHostToDevice));
   CUDAG_EXPECT_CUDA(cudaMemcpy(zero.data(), &v0, sizeof v0, cudaMemcpyHostToDevice));
   CUDAG_EXPECT_CUDA(cudaMemcpy(two.data(), &v2, sizeof v2, cudaMemcpyHostToDevice));
+  CUDAG_EXPECT_CUDA(cudaDeviceSynchronize());  // the launch stream is non-blocking
   cudag::device_buffer<float> d(N);
   poison_buffer(d.data(), N);
   auto stream = cudag::make_stream();

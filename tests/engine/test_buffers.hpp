@@ -18,6 +18,8 @@ std::vector<T> read_back(const cudag::device_buffer<T>& d) {
 template <class T>
 void upload(const cudag::device_buffer<T>& d, const std::vector<T>& h) {
   ASSERT_EQ(cudaMemcpy(d.data(), h.data(), d.bytes(), cudaMemcpyHostToDevice), cudaSuccess);
+  // Launch streams are non-blocking: finish this legacy-stream work first.
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
 }
 
 /// Every element set to `v` (a poison value, or a known non-zero input).

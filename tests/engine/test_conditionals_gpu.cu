@@ -20,6 +20,8 @@ int read_int(const int* device) {
 }
 void write_int(int* device, int v) {
   ASSERT_EQ(cudaMemcpy(device, &v, sizeof(int), cudaMemcpyHostToDevice), cudaSuccess);
+  // Launch streams are non-blocking: finish this legacy-stream work first.
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
 }
 
 }  // namespace
@@ -51,6 +53,7 @@ TEST(EngineConditionals, IfElseTakesBothBranches) {
   for (unsigned pick : {1u, 0u, 5u}) {
     write_int(out.data(), -1);
     ASSERT_EQ(cudaMemcpy(choice.data(), &pick, sizeof pick, cudaMemcpyHostToDevice), cudaSuccess);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);  // the launch stream is non-blocking
     e.launch(s.get());
     e.synchronize(s.get());
     EXPECT_EQ(read_int(out.data()), pick != 0 ? 111 : 222) << "condition " << pick;
@@ -105,6 +108,7 @@ TEST(EngineConditionals, SwitchPicksEachCase) {
   for (unsigned pick = 0; pick < cases + 1; ++pick) {
     write_int(out.data(), -1);
     ASSERT_EQ(cudaMemcpy(choice.data(), &pick, sizeof pick, cudaMemcpyHostToDevice), cudaSuccess);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);  // the launch stream is non-blocking
     e.launch(s.get());
     e.synchronize(s.get());
     // A value past the last case runs no body.

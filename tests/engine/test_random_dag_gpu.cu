@@ -40,8 +40,10 @@ TEST(EngineRandomDag, EveryEdgeIsRespected) {
   auto e = cudag::instantiate(b.build(), binds);
   auto s = cudag::make_stream();
   for (int replay = 0; replay < 5; ++replay) {
-    ASSERT_EQ(cudaMemset(ticket.data(), 0, sizeof(unsigned)), cudaSuccess);
-    ASSERT_EQ(cudaMemset(order.data(), 0xFF, nodes * sizeof(unsigned)), cudaSuccess);
+    // On the launch stream: a non-blocking stream does not wait for the
+    // legacy default stream, so plain cudaMemset could race the replay.
+    ASSERT_EQ(cudaMemsetAsync(ticket.data(), 0, sizeof(unsigned), s.get()), cudaSuccess);
+    ASSERT_EQ(cudaMemsetAsync(order.data(), 0xFF, nodes * sizeof(unsigned), s.get()), cudaSuccess);
     e.launch(s.get());
     e.synchronize(s.get());
     ASSERT_EQ(cudaGetLastError(), cudaSuccess);

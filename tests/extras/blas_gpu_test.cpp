@@ -77,6 +77,7 @@ cudag::device_buffer<T> upload(const std::vector<double>& values, std::vector<do
   }
   cudag::device_buffer<T> device(values.size());
   EXPECT_EQ(cudaMemcpy(device.data(), host.data(), device.bytes(), cudaMemcpyHostToDevice), cudaSuccess);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);  // the launch stream is non-blocking
   return device;
 }
 
@@ -100,6 +101,8 @@ double max_relative_error(const std::vector<double>& got, const std::vector<doub
 
 void poison(void* p, std::size_t bytes) {
   ASSERT_EQ(cudaMemset(p, 0xFF, bytes), cudaSuccess);  // all-ones: NaN in every float format
+  // Launch streams are non-blocking: finish this legacy-stream work first.
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
 }
 
 /// Builds, instantiates and runs one GEMM node; returns max relative error.

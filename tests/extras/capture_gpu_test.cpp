@@ -35,6 +35,8 @@ std::vector<float> download(const float* device, std::size_t count) {
 void upload(float* device, const std::vector<float>& host) {
   ASSERT_EQ(cudaMemcpy(device, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice),
             cudaSuccess);
+  // Launch streams are non-blocking: finish this legacy-stream work first.
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
 }
 
 std::size_t node_count(cudaGraph_t g) {
@@ -183,6 +185,7 @@ TEST(CaptureGpu, ImportCapturedKernelsMemcpyAndCublas) {
   auto poison_outputs = [&] {
     ASSERT_EQ(cudaMemset(x.data(), 0xFF, x.bytes()), cudaSuccess);
     ASSERT_EQ(cudaMemset(product.data(), 0xFF, product.bytes()), cudaSuccess);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);  // the launch stream is non-blocking
   };
   poison_outputs();
   run_native(g.get(), stream.get());

@@ -20,6 +20,7 @@ TEST(UserOpGpu, SaxpyOpRunsAndRebinds) {
   cudag::device_buffer<float> dx(count), dy(count);
   CUDAG_EXPECT_CUDA(cudaMemcpy(dx.data(), hx.data(), dx.bytes(), cudaMemcpyHostToDevice));
   CUDAG_EXPECT_CUDA(cudaMemcpy(dy.data(), hy.data(), dy.bytes(), cudaMemcpyHostToDevice));
+  CUDAG_EXPECT_CUDA(cudaDeviceSynchronize());  // the launch stream is non-blocking
 
   cudag::builder b("user_op");
   auto alpha = b.param<float>("alpha");

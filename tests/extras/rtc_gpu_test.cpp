@@ -39,6 +39,7 @@ TEST(RtcGpu, KernelNodeComputesKnownResult) {
   cudag::device_buffer<float> dx(count), dy(count);
   CUDAG_EXPECT_CUDA(cudaMemcpy(dx.data(), hx.data(), dx.bytes(), cudaMemcpyHostToDevice));
   CUDAG_EXPECT_CUDA(cudaMemcpy(dy.data(), hy.data(), dy.bytes(), cudaMemcpyHostToDevice));
+  CUDAG_EXPECT_CUDA(cudaDeviceSynchronize());  // the launch stream is non-blocking
 
   auto stream = cudag::make_stream();
   const std::vector<cudag::binding> bindings{cudag::bind("x", dx.data()), cudag::bind("y", dy.data()),
@@ -71,6 +72,7 @@ TEST(RtcGpu, ModuleOutlivesTheHandle) {
   std::vector<float> hx(count, 2.0f);
   cudag::device_buffer<float> dx(count);
   CUDAG_EXPECT_CUDA(cudaMemcpy(dx.data(), hx.data(), dx.bytes(), cudaMemcpyHostToDevice));
+  CUDAG_EXPECT_CUDA(cudaDeviceSynchronize());  // the launch stream is non-blocking
   auto stream = cudag::make_stream();
   const std::vector<cudag::binding> bindings{cudag::bind("x", dx.data())};
   auto exec = cudag::instantiate(spec, bindings);
