@@ -15,7 +15,7 @@
 #include <string_view>
 
 #include "cudag/dsl/arguments.hpp"
-#include "cudag/dsl/flat_tuple.hpp"
+#include "cudag/dsl/node_tuple.hpp"
 #include "cudag/dsl/node.hpp"
 
 namespace cudag::dsl {
@@ -187,9 +187,9 @@ struct conditional_body : leaf_body {
   static constexpr auto nested_condition_tests = body_condition_tests<G...>();
   static constexpr bool nests_graphs = true;
 
-  flat_tuple<G...> bodies;
+  node_tuple<G...> bodies;
 
-  using storage = flat_tuple<graph_storage<G>...>;
+  using storage = node_tuple<graph_storage<G>...>;
 
   /// slots[0]: the condition's slot (its first reference).
   template <class Root>
@@ -208,7 +208,7 @@ struct conditional_body : leaf_body {
   template <class Root, std::size_t... I>
   void lower_bodies(storage& s, lowering_state& st, const std::array<cudaGraph_t, sizeof...(G)>& targets,
                     std::index_sequence<I...>) const {
-    (lower_graph<G, Root>(get<I>(bodies), get<I>(s), st, targets[I]), ...);
+    (lower_graph<G, Root>(hana::at_c<I>(bodies), hana::at_c<I>(s), st, targets[I]), ...);
   }
   template <class Root>
   void update(storage& s, lowering_state& st, std::uint64_t param_hash) const {
@@ -217,7 +217,7 @@ struct conditional_body : leaf_body {
   template <class Root, std::size_t... I>
   void update_bodies(storage& s, lowering_state& st, std::uint64_t param_hash,
                      std::index_sequence<I...>) const {
-    (update_readers<G, Root>(get<I>(bodies), get<I>(s), st, param_hash), ...);
+    (update_readers<G, Root>(hana::at_c<I>(bodies), hana::at_c<I>(s), st, param_hash), ...);
   }
   [[nodiscard]] node_params spec() const {
     conditional_node n;
@@ -228,7 +228,7 @@ struct conditional_body : leaf_body {
   }
   template <std::size_t... I>
   void spec_bodies(std::vector<graph_spec>& out, std::index_sequence<I...>) const {
-    (out.push_back(graph_to_spec(get<I>(bodies), "body")), ...);
+    (out.push_back(graph_to_spec(hana::at_c<I>(bodies), "body")), ...);
   }
 };
 
@@ -254,7 +254,7 @@ template <fixed_string Name, conditional_kind Kind, class Condition, class... G>
 [[nodiscard]] constexpr auto make_conditional(const G&... bodies) {
   static_assert((body_allowed<Name, G>() && ...));
   using body = conditional_body<Kind, Condition, G...>;
-  return node_t<Name, body>{body{{}, make_flat_tuple(bodies...)}};
+  return node_t<Name, body>{body{{}, hana::make_basic_tuple(bodies...)}};
 }
 
 template <fixed_string Name, class Condition, class G>

@@ -19,7 +19,7 @@
 #include <utility>
 
 #include "cudag/dsl/arguments.hpp"
-#include "cudag/dsl/flat_tuple.hpp"
+#include "cudag/dsl/node_tuple.hpp"
 #include "cudag/dsl/node.hpp"
 
 namespace cudag::dsl {
@@ -40,10 +40,10 @@ struct host_body : leaf_body {
   static constexpr auto refs = refs_of<S...>();
 
   F function;
-  flat_tuple<S...> args;
+  node_tuple<S...> args;
 
   struct storage {
-    flat_tuple<arg_type<S>...> values;
+    node_tuple<arg_type<S>...> values;
     native::host_call call;
   };
   static constexpr auto arg_ref = ref_positions<S...>();
@@ -53,15 +53,15 @@ struct host_body : leaf_body {
   template <std::size_t... I>
   void fill_at(storage& s, const value_tables& values, const ref_slot* slots,
                std::index_sequence<I...>) const noexcept {
-    ((get<I>(s.values) = resolve<arg_type<S>>(get<I>(args), values, slots, arg_ref[I])), ...);
+    ((hana::at_c<I>(s.values) = resolve<arg_type<S>>(hana::at_c<I>(args), values, slots, arg_ref[I])), ...);
   }
   template <std::size_t... I>
   void run(const storage& s, std::index_sequence<I...>) const {
     if constexpr (std::is_invocable_v<const F&, const arg_type<S>&...>) {
-      function(get<I>(s.values)...);
+      function(hana::at_c<I>(s.values)...);
     } else {
       F f = function;  // a mutable callable: call a copy
-      f(get<I>(s.values)...);
+      f(hana::at_c<I>(s.values)...);
     }
   }
 
@@ -92,7 +92,7 @@ struct host_body : leaf_body {
   }
   template <std::size_t... I>
   void spec_args(std::vector<value>& out, std::index_sequence<I...>) const {
-    out = {spec_value<arg_type<S>>(get<I>(args))...};
+    out = {spec_value<arg_type<S>>(hana::at_c<I>(args))...};
   }
 };
 
@@ -101,7 +101,7 @@ template <fixed_string Name, class F, class... A>
   if constexpr (!std::is_invocable_v<F&, const arg_type<A>&...>)
     static_assert(sizeof(callable_does_not_accept_arguments<Name, F, arg_type<A>...>) > 0);
   using body = host_body<F, A...>;
-  return node_t<Name, body>{body{{}, std::move(function), make_flat_tuple(args...)}};
+  return node_t<Name, body>{body{{}, std::move(function), hana::make_basic_tuple(args...)}};
 }
 
 // ---------------------------------------------------------------- captured --
@@ -111,17 +111,17 @@ struct captured_body : leaf_body {
   static constexpr auto refs = refs_of<S...>();
 
   F record;
-  flat_tuple<S...> args;
+  node_tuple<S...> args;
 
   struct storage {
-    flat_tuple<arg_type<S>...> values;
+    node_tuple<arg_type<S>...> values;
     unique_graph latest;  ///< the recording the exec runs, kept for updates
   };
   static constexpr auto arg_ref = ref_positions<S...>();
   template <std::size_t... I>
   void fill_at(storage& s, const value_tables& values, const ref_slot* slots,
                std::index_sequence<I...>) const noexcept {
-    ((get<I>(s.values) = resolve<arg_type<S>>(get<I>(args), values, slots, arg_ref[I])), ...);
+    ((hana::at_c<I>(s.values) = resolve<arg_type<S>>(hana::at_c<I>(args), values, slots, arg_ref[I])), ...);
   }
   unique_graph record_now(storage& s, lowering_state& st, const ref_slot* slots,
                           std::string_view name) const {
@@ -133,10 +133,10 @@ struct captured_body : leaf_body {
   template <std::size_t... I>
   void invoke_record(cudaStream_t stream, const storage& s, std::index_sequence<I...>) const {
     if constexpr (std::is_invocable_v<const F&, cudaStream_t, const arg_type<S>&...>) {
-      record(stream, get<I>(s.values)...);
+      record(stream, hana::at_c<I>(s.values)...);
     } else {
       F f = record;  // a mutable callable: call a copy
-      f(stream, get<I>(s.values)...);
+      f(stream, hana::at_c<I>(s.values)...);
     }
   }
 
@@ -168,7 +168,7 @@ struct captured_body : leaf_body {
   }
   template <std::size_t... I>
   void spec_args(std::vector<value>& out, std::index_sequence<I...>) const {
-    out = {spec_value<arg_type<S>>(get<I>(args))...};
+    out = {spec_value<arg_type<S>>(hana::at_c<I>(args))...};
   }
 };
 
@@ -177,7 +177,7 @@ template <fixed_string Name, fixed_string What = "", class F, class... A>
   if constexpr (!std::is_invocable_v<F&, cudaStream_t, const arg_type<A>&...>)
     static_assert(sizeof(callable_does_not_accept_arguments<Name, F, cudaStream_t, arg_type<A>...>) > 0);
   using body = captured_body<What, F, A...>;
-  return node_t<Name, body>{body{{}, std::move(record), make_flat_tuple(args...)}};
+  return node_t<Name, body>{body{{}, std::move(record), hana::make_basic_tuple(args...)}};
 }
 
 }  // namespace cudag::dsl

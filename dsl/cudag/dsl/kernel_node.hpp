@@ -14,7 +14,7 @@
 
 #include "cudag/arguments.hpp"
 #include "cudag/dsl/arguments.hpp"
-#include "cudag/dsl/flat_tuple.hpp"
+#include "cudag/dsl/node_tuple.hpp"
 #include "cudag/dsl/node.hpp"
 
 namespace cudag::dsl {
@@ -50,7 +50,7 @@ template <class Function, class Grid, class Params, class Args>
 struct kernel_body;
 
 template <class Function, class Grid, class... P, class... S>
-struct kernel_body<Function, Grid, type_list<P...>, flat_tuple<S...>> : leaf_body {
+struct kernel_body<Function, Grid, type_list<P...>, node_tuple<S...>> : leaf_body {
   static constexpr node_kind kind = node_kind::kernel;
   static constexpr auto refs = refs_of<Grid, S...>();  // reading order
   static constexpr bool grid_from_param = !arg_traits<Grid>::is_literal;
@@ -59,10 +59,10 @@ struct kernel_body<Function, Grid, type_list<P...>, flat_tuple<S...>> : leaf_bod
   Grid grid;  ///< dim3, or blocks_for_t of a literal or a parameter
   dim3 block;
   unsigned shared_bytes;
-  flat_tuple<S...> args;
+  node_tuple<S...> args;
 
   struct storage {
-    flat_tuple<P...> values;
+    node_tuple<P...> values;
     void* pointers[sizeof...(P) == 0 ? 1 : sizeof...(P)];
     cudaKernelNodeParams params;
   };
@@ -85,8 +85,8 @@ struct kernel_body<Function, Grid, type_list<P...>, flat_tuple<S...>> : leaf_bod
   template <std::size_t... I>
   void fill_at(storage& s, const value_tables& values, const ref_slot* slots,
                std::index_sequence<I...>) const noexcept {
-    ((get<I>(s.values) = resolve<P>(get<I>(args), values, slots, arg_ref[I + 1]),
-      s.pointers[I] = &get<I>(s.values)),
+    ((hana::at_c<I>(s.values) = resolve<P>(hana::at_c<I>(args), values, slots, arg_ref[I + 1]),
+      s.pointers[I] = &hana::at_c<I>(s.values)),
      ...);
   }
 
@@ -122,7 +122,7 @@ struct kernel_body<Function, Grid, type_list<P...>, flat_tuple<S...>> : leaf_bod
   }
   template <std::size_t... I>
   void spec_args(std::vector<value>& out, std::index_sequence<I...>) const {
-    out = {spec_value<P>(get<I>(args))...};
+    out = {spec_value<P>(hana::at_c<I>(args))...};
   }
 };
 
@@ -160,10 +160,10 @@ template <class Function, class Grid, class Params, class... A>
 struct kernel_body_for;
 template <class Function, class Grid, class... P, class... A>
 struct kernel_body_for<Function, Grid, type_list<P...>, A...> {
-  using type = kernel_body<Function, Grid, type_list<P...>, flat_tuple<stored_arg<P, A>...>>;
+  using type = kernel_body<Function, Grid, type_list<P...>, node_tuple<stored_arg<P, A>...>>;
   static constexpr type make(Function function, const Grid& grid, dim3 block, unsigned shared_bytes,
                              const A&... args) {
-    return type{{}, function, grid, block, shared_bytes, make_flat_tuple(store_arg<P>(args)...)};
+    return type{{}, function, grid, block, shared_bytes, hana::make_basic_tuple(store_arg<P>(args)...)};
   }
 };
 
