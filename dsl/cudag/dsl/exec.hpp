@@ -17,6 +17,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "cudag/dsl/graph.hpp"
 #include "cudag/exec_core.hpp"
@@ -133,6 +134,18 @@ template <class... Items, class... B>
   return lower_with(graph, bindings...);
 }
 
+/// Names a top-level node by its handle (handles[i] is names[i]).
+struct node_namer {
+  const cudaGraphNode_t* handles;
+  const std::string_view* names;
+  std::size_t count;
+  [[nodiscard]] std::string operator()(cudaGraphNode_t node) const {
+    for (std::size_t v = 0; v < count; ++v)
+      if (handles[v] == node) return std::string(names[v]);
+    return node ? "a node inside a child graph or body" : "";
+  }
+};
+
 template <class G>
 class exec {
  public:
@@ -141,8 +154,7 @@ class exec {
   /// Instantiates a lowered graph, taking over everything it points into.
   explicit exec(lowered<G>&& built, const instantiate_options& options)
       : arena_(std::move(built.arena_)), core_(std::move(built.core_)) {
-    core_.reinstantiate(std::move(built.graph_), options,
-                        [this](cudaGraphNode_t node) { return node_name_of(node); });
+    core_.reinstantiate(std::move(built.graph_), options, namer());
     arena_->state.exec = core_.native_exec();
   }
 
@@ -285,11 +297,12 @@ class exec {
     }
   }
 
-  [[nodiscard]] std::string node_name_of(cudaGraphNode_t node) const {
-    for (std::size_t v = 0; v < G::node_count; ++v)
-      if (arena_->nodes.handles[v] == node) return std::string(G::shape.names[v]);
-    return node ? "a node inside a child graph or body" : "";
+  /// A callable naming this graph's nodes. Not a lambda: a lambda here
+  /// would be named (in its type information) by the whole graph type.
+  [[nodiscard]] node_namer namer() const noexcept {
+    return node_namer{arena_->nodes.handles.data(), G::shape.names.data(), G::node_count};
   }
+  [[nodiscard]] std::string node_name_of(cudaGraphNode_t node) const { return namer()(node); }
 
   // Destruction order: the exec core (graph and executable graph) goes
   // first, then the arena the graph's nodes point into.

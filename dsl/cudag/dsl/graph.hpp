@@ -22,6 +22,16 @@
 #include "cudag/dsl/node.hpp"
 #include "cudag/dsl/shape.hpp"
 
+// bind_entries and nodes_to_spec are one straight line of code per item, run
+// once per graph. GCC's -O2 walks aliases across such a line in more than
+// linear time (measured, 512 nodes: 16 s of compile time at -O2, 11 s with
+// these two at -O1); -O1 emits the same stores and calls.
+#if defined(__GNUC__) && !defined(__clang__)
+#define CUDAG_DSL_STRAIGHT_LINE_GLUE [[gnu::optimize("O1")]]
+#else
+#define CUDAG_DSL_STRAIGHT_LINE_GLUE
+#endif
+
 namespace cudag::dsl {
 
 // Never defined: each is the compile error for one kind of shape problem.
@@ -128,8 +138,9 @@ inline void attach_slots(no_storage&, const ref_slot*) noexcept {}
 /// Fills every item's entry in one pack expansion: no helper template per
 /// item, whose names would spell the whole graph.
 template <class G, class Root, std::size_t... I, class... T, class... S>
-void bind_entries(const flat_tuple_base<std::index_sequence<I...>, T...>& items,
-                  flat_tuple_base<std::index_sequence<I...>, S...>& storage, node_entry* out) noexcept {
+CUDAG_DSL_STRAIGHT_LINE_GLUE void bind_entries(
+    const flat_tuple_base<std::index_sequence<I...>, T...>& items,
+    flat_tuple_base<std::index_sequence<I...>, S...>& storage, node_entry* out) noexcept {
   constexpr const auto& slots = resolved_slots<G, Root>;
   constexpr const auto& begin = item_ref_begin<G>;
   ((out[I] = node_entry{ops_table<typename T::body_type, Root>,
@@ -221,7 +232,8 @@ template <class Body>
 inline void append_spec_node(graph_spec&, std::string_view, const edge_body&) noexcept {}
 
 template <std::size_t... I, class... T>
-void nodes_to_spec(const flat_tuple_base<std::index_sequence<I...>, T...>& items, graph_spec& out) {
+CUDAG_DSL_STRAIGHT_LINE_GLUE void nodes_to_spec(
+    const flat_tuple_base<std::index_sequence<I...>, T...>& items, graph_spec& out) {
   (append_spec_node(out, T::info.name, static_cast<const tuple_leaf<I, T>&>(items).value.body), ...);
 }
 
