@@ -26,10 +26,12 @@
 // once per graph. GCC's -O2 walks aliases across such a line in more than
 // linear time (measured, 512 nodes: 16 s of compile time at -O2, 11 s with
 // these two at -O1); -O1 emits the same stores and calls.
+#ifndef CUDAG_DSL_STRAIGHT_LINE_GLUE
 #if defined(__GNUC__) && !defined(__clang__)
 #define CUDAG_DSL_STRAIGHT_LINE_GLUE [[gnu::optimize("O1")]]
 #else
 #define CUDAG_DSL_STRAIGHT_LINE_GLUE
+#endif
 #endif
 
 namespace cudag::dsl {
