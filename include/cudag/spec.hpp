@@ -181,7 +181,23 @@ enum class node_kind {
   conditional
 };
 
-[[nodiscard]] std::string_view kind_name(node_kind kind) noexcept;
+[[nodiscard]] constexpr std::string_view kind_name(node_kind kind) noexcept {
+  switch (kind) {
+    case node_kind::kernel: return "kernel";
+    case node_kind::memcpy: return "memcpy";
+    case node_kind::memset: return "memset";
+    case node_kind::host: return "host";
+    case node_kind::child: return "child";
+    case node_kind::captured: return "captured";
+    case node_kind::empty: return "empty";
+    case node_kind::event_record: return "event_record";
+    case node_kind::event_wait: return "event_wait";
+    case node_kind::mem_alloc: return "mem_alloc";
+    case node_kind::mem_free: return "mem_free";
+    case node_kind::conditional: return "conditional";
+  }
+  return "unknown";
+}
 
 /// CUDA's rule for conditional bodies: kernel, memcpy, memset, empty, child
 /// (captured work is a child) and conditional nodes; no host, event or

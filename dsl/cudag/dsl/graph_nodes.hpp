@@ -236,7 +236,7 @@ struct conditional_body : leaf_body {
 template <fixed_string Name, class G>
 consteval message_buffer forbidden_body_message() {
   message_buffer m;
-  m << Name.view() << "/" << G::shape.forbidden_path.view() << " (" << kind_text(G::shape.forbidden_kind)
+  m << Name.view() << "/" << G::shape.forbidden_path.view() << " (" << kind_name(G::shape.forbidden_kind)
     << " node)";
   return m;
 }

@@ -17,31 +17,6 @@
 
 namespace cudag::dsl {
 
-/// Node kinds CUDA does not accept inside conditional bodies.
-[[nodiscard]] constexpr bool forbidden_in_conditional_body(node_kind kind) noexcept {
-  return kind == node_kind::host || kind == node_kind::event_record ||
-         kind == node_kind::event_wait || kind == node_kind::mem_alloc ||
-         kind == node_kind::mem_free;
-}
-
-[[nodiscard]] constexpr std::string_view kind_text(node_kind kind) noexcept {
-  switch (kind) {
-    case node_kind::kernel: return "kernel";
-    case node_kind::memcpy: return "memcpy";
-    case node_kind::memset: return "memset";
-    case node_kind::host: return "host";
-    case node_kind::child: return "child";
-    case node_kind::captured: return "captured";
-    case node_kind::empty: return "empty";
-    case node_kind::event_record: return "event record";
-    case node_kind::event_wait: return "event wait";
-    case node_kind::mem_alloc: return "mem alloc";
-    case node_kind::mem_free: return "mem free";
-    case node_kind::conditional: return "conditional";
-  }
-  return "unknown";
-}
-
 /// Defaults a body may override: no nested graph, nothing allocated or freed.
 struct leaf_body {
   static constexpr bool nests_graphs = false;
@@ -87,7 +62,7 @@ template <fixed_string Name, class Body>
 struct node_t {
   using body_type = Body;
   static constexpr auto name = Name;
-  static constexpr bool forbidden_itself = forbidden_in_conditional_body(Body::kind);
+  static constexpr bool forbidden_itself = !allowed_in_conditional_body(Body::kind);
   static constexpr item_info info{
       true,
       Name.view(),
