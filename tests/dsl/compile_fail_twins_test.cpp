@@ -16,6 +16,10 @@ constexpr auto twin_edges = graph(kernel<"n1", cf::scale>(1, 32, x, 2.0f, n),
                                   kernel<"n8", cf::scale>(1, 32, x, 2.0f, n),
                                   kernel<"n16", cf::scale>(1, 32, x, 2.0f, n),
                                   chain<"n1", "n8", "n16">, edge<"n1", "n16">);
+// malformed_edge_path: every arrow has a name on both sides.
+constexpr auto twin_arrows = graph(kernel<"load", cf::scale>(1, 32, x, 2.0f, n),
+                                   kernel<"store", cf::scale>(1, 32, x, 2.0f, n),
+                                   edges<"load -> store">);
 // narrowing_argument / parameter_wrong_type_for_kernel / argument_count.
 constexpr auto count = param<"count", int>;
 constexpr auto twin_arguments = graph(kernel<"scale_x", cf::scale>(1, 32, x, 2.0f, count),
@@ -52,6 +56,7 @@ TEST(DslCompileFailTwins, ShapesCompileAndMeanWhatTheySay) {
   EXPECT_EQ(decltype(twin_duplicate)::node_count, 2u);
   EXPECT_EQ(twin_edges.shape.names[twin_edges.shape.order[2]], "n16");
   EXPECT_EQ(to_spec(twin_edges).nodes[2].deps, (std::vector<std::string>{"n8", "n1"}));
+  EXPECT_EQ(to_spec(twin_arrows).nodes[1].deps, (std::vector<std::string>{"load"}));
   EXPECT_EQ(to_spec(twin_arguments).params.size(), 3u);
   EXPECT_EQ(to_spec(twin_one_type).params.size(), 1u);
   EXPECT_EQ(to_spec(twin_bodies).conditions.size(), 2u);

@@ -2,6 +2,8 @@
 // the spec of a DSL graph equals the run-time builder's spec of the same graph.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cstring>
 #include <string>
 
@@ -63,10 +65,32 @@ static_assert(diamond.shape.names[diamond.shape.order[0]] == "top");
 static_assert(diamond.shape.names[diamond.shape.order[3]] == "bottom");
 static_assert(diamond.shape.max_deps == 2);
 
+// The same diamond with its edges written as arrow paths, in one item.
+constexpr auto diamond_arrows =
+    graph(empty<"top">(), empty<"left">(), empty<"right">(), empty<"bottom">(),
+          edges<"top -> left -> bottom", " top->right ", "right ->\tbottom">);
+static_assert(decltype(edges<"a -> b -> c", "a -> c">)::count == 3);
+static_assert(decltype(edges<"a -> b -> c", "a -> c">)::pairs[1].from == "b");
+static_assert(decltype(edges<"a -> b -> c", "a -> c">)::pairs[2].to == "c");
+static_assert(split_arrow_path("a -> ", nullptr) == 0 && split_arrow_path("a", nullptr) == 0 &&
+              split_arrow_path("->b", nullptr) == 0 && split_arrow_path("a->b", nullptr) == 2);
+
 std::vector<std::string> names_of(const cudag::graph_spec& spec) {
   std::vector<std::string> out;
   for (const auto& node : spec.nodes) out.push_back(node.name);
   return out;
+}
+
+TEST(DslSpec, ArrowPathsMeanTheSameEdgesAsFanOutAndFanIn) {
+  const cudag::graph_spec arrows = to_spec(diamond_arrows), groups = to_spec(diamond);
+  ASSERT_EQ(arrows.nodes.size(), groups.nodes.size());
+  for (std::size_t i = 0; i < arrows.nodes.size(); ++i) {
+    auto a = arrows.nodes[i].deps, b = groups.nodes[i].deps;
+    std::sort(a.begin(), a.end());
+    std::sort(b.begin(), b.end());
+    EXPECT_EQ(a, b) << arrows.nodes[i].name;
+  }
+  EXPECT_EQ(arrows.nodes[3].deps.size(), 2u);
 }
 
 TEST(DslSpec, SaxpyNamesKindsDepsAndParams) {

@@ -2,7 +2,10 @@
 """Writes a DSL graph declaration of N kernel nodes, for compile-time
 measurements: a chain, or a random DAG with about two edges per node.
 
-usage: gen_graph.py {chain|dag} NODES OUT.{cpp|cu} [SEED] [decl|full]
+usage: gen_graph.py {chain|dag|dag-arrows} NODES OUT.{cpp|cu} [SEED] [decl|full]
+
+chain and dag write one edge<"a", "b"> item per edge; dag-arrows writes the
+same random DAG's edges as one edges<"a -> b", ...> item.
 
 The file declares the graph as a constexpr value (all checks run); with
 `full` (the default) also a function that instantiates it (so that the
@@ -43,14 +46,17 @@ def main() -> int:
         k = kernels[i % 4]
         ptr = "x" if i % 3 else "y"
         items.append('    kernel<"n%d", %s>(blocks_for(n, 256), 256, %s, %d.5f, n)' % (i, k, ptr, i % 17))
-    edges = []
+    pairs = []
     if shape == "chain":
-        for i in range(1, count):
-            edges.append('    edge<"n%d", "n%d">' % (i - 1, i))
+        pairs = [(i - 1, i) for i in range(1, count)]
     else:
         for i in range(1, count):
             for j in sorted(set(rng.randrange(0, i) for _ in range(min(i, 2)))):
-                edges.append('    edge<"n%d", "n%d">' % (j, i))
+                pairs.append((j, i))
+    if shape == "dag-arrows":
+        edges = ["    edges<\n" + ",\n".join('        "n%d -> n%d"' % p for p in pairs) + ">"]
+    else:
+        edges = ['    edge<"n%d", "n%d">' % p for p in pairs]
     lines.append(",\n".join(items + edges) + ");")
     lines += ["// clang-format on", ""]
     if full:

@@ -6,6 +6,10 @@
 //   chain<"a", "b", "c">        a -> b -> c
 //   fan_out<"a", "b", "c">      a -> b, a -> c
 //   fan_in<"d", "b", "c">       b -> d, c -> d
+//   edges<"a -> b -> d", "a -> c -> d">
+//                               paths written as arrows, any number per item:
+//                               a large graph's edges as one item (each item
+//                               adds to the graph type, and so to compile time)
 #include <array>
 #include <span>
 
@@ -52,6 +56,74 @@ struct fan_in_t {
   edge_body body;
 };
 
+// ----------------------------------------------------------- arrow paths --
+[[nodiscard]] constexpr std::string_view trim_blanks(std::string_view text) noexcept {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t' || text.front() == '\n'))
+    text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\n'))
+    text.remove_suffix(1);
+  return text;
+}
+/// The names of path "a -> b -> c", in order; `out` may be null to count.
+/// Returns the number of names, or 0 when a name is empty or there is no arrow.
+constexpr std::size_t split_arrow_path(std::string_view path, std::string_view* out) noexcept {
+  std::size_t names = 0;
+  for (;;) {
+    const std::size_t arrow = path.find("->");
+    const std::string_view name = trim_blanks(path.substr(0, arrow));
+    if (name.empty()) return 0;
+    if (out) out[names] = name;
+    ++names;
+    if (arrow == std::string_view::npos) break;
+    path.remove_prefix(arrow + 2);
+  }
+  return names >= 2 ? names : 0;
+}
+
+[[nodiscard]] constexpr std::size_t edges_in_path(std::string_view path) noexcept {
+  const std::size_t names = split_arrow_path(path, nullptr);
+  return names > 0 ? names - 1 : 0;
+}
+
+/// An upper bound on the names in any of the paths (a name takes at least
+/// one character and an arrow two).
+template <class... Size>
+consteval std::size_t path_capacity(Size... sizes) noexcept {
+  std::size_t most = 1;
+  ((most = sizes / 3 + 1 > most ? sizes / 3 + 1 : most), ...);
+  return most;
+}
+
+/// Never defined: the compile error for a path that is not "a -> b [-> c ...]".
+template <fixed_string Path>
+struct malformed_edge_path;
+template <fixed_string Path>
+consteval bool check_arrow_path() {
+  if constexpr (split_arrow_path(Path.view(), nullptr) == 0)
+    return sizeof(malformed_edge_path<Path>) == 0;
+  return true;
+}
+
+template <fixed_string... Paths>
+struct edges_t {
+  static_assert(sizeof...(Paths) >= 1, "cudag: edges<> takes at least one path");
+  static_assert((check_arrow_path<Paths>() && ...));
+  static constexpr std::size_t count = (edges_in_path(Paths.view()) + ...);
+  static constexpr auto pairs = [] {
+    std::array<name_pair, count> out{};
+    std::size_t k = 0;
+    for (std::string_view path : {Paths.view()...}) {
+      std::array<std::string_view, path_capacity(Paths.size()...)> names{};
+      const std::size_t n = split_arrow_path(path, names.data());
+      for (std::size_t i = 0; i + 1 < n; ++i) out[k++] = {names[i], names[i + 1]};
+    }
+    return out;
+  }();
+  static constexpr item_info info = edge_item_info(pairs);
+  using body_type = edge_body;
+  edge_body body;
+};
+
 template <fixed_string From, fixed_string To>
 inline constexpr edge_t<From, To> edge{};
 template <fixed_string... Names>
@@ -60,5 +132,7 @@ template <fixed_string From, fixed_string... To>
 inline constexpr fan_out_t<From, To...> fan_out{};
 template <fixed_string To, fixed_string... From>
 inline constexpr fan_in_t<To, From...> fan_in{};
+template <fixed_string... Paths>
+inline constexpr edges_t<Paths...> edges{};
 
 }  // namespace cudag::dsl
