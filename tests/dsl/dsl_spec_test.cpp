@@ -69,6 +69,12 @@ static_assert(diamond.shape.max_deps == 2);
 constexpr auto diamond_arrows =
     graph(empty<"top">(), empty<"left">(), empty<"right">(), empty<"bottom">(),
           edges<"top -> left -> bottom", " top->right ", "right ->\tbottom">);
+// And once more from an edge table: the graph's type names only the table.
+constexpr name_pair diamond_table[] = {
+    {"top", "left"}, {"top", "right"}, {"left", "bottom"}, {"right", "bottom"}};
+constexpr auto diamond_table_graph = graph(empty<"top">(), empty<"left">(), empty<"right">(),
+                                           empty<"bottom">(), edges_from<diamond_table>);
+static_assert(diamond_table_graph.shape.names[diamond_table_graph.shape.order[3]] == "bottom");
 static_assert(decltype(edges<"a -> b -> c", "a -> c">)::count == 3);
 static_assert(decltype(edges<"a -> b -> c", "a -> c">)::pairs[1].from == "b");
 static_assert(decltype(edges<"a -> b -> c", "a -> c">)::pairs[2].to == "c");
@@ -81,16 +87,21 @@ std::vector<std::string> names_of(const cudag::graph_spec& spec) {
   return out;
 }
 
-TEST(DslSpec, ArrowPathsMeanTheSameEdgesAsFanOutAndFanIn) {
-  const cudag::graph_spec arrows = to_spec(diamond_arrows), groups = to_spec(diamond);
-  ASSERT_EQ(arrows.nodes.size(), groups.nodes.size());
-  for (std::size_t i = 0; i < arrows.nodes.size(); ++i) {
-    auto a = arrows.nodes[i].deps, b = groups.nodes[i].deps;
+void expect_same_edges(const cudag::graph_spec& one, const cudag::graph_spec& other) {
+  ASSERT_EQ(one.nodes.size(), other.nodes.size());
+  for (std::size_t i = 0; i < one.nodes.size(); ++i) {
+    auto a = one.nodes[i].deps, b = other.nodes[i].deps;
     std::sort(a.begin(), a.end());
     std::sort(b.begin(), b.end());
-    EXPECT_EQ(a, b) << arrows.nodes[i].name;
+    EXPECT_EQ(a, b) << one.nodes[i].name;
   }
-  EXPECT_EQ(arrows.nodes[3].deps.size(), 2u);
+}
+
+TEST(DslSpec, ArrowPathsAndEdgeTablesMeanTheSameEdgesAsFanOutAndFanIn) {
+  const cudag::graph_spec groups = to_spec(diamond);
+  ASSERT_EQ(groups.nodes[3].deps.size(), 2u);
+  expect_same_edges(to_spec(diamond_arrows), groups);
+  expect_same_edges(to_spec(diamond_table_graph), groups);
 }
 
 TEST(DslSpec, SaxpyNamesKindsDepsAndParams) {

@@ -2,10 +2,11 @@
 """Writes a DSL graph declaration of N kernel nodes, for compile-time
 measurements: a chain, or a random DAG with about two edges per node.
 
-usage: gen_graph.py {chain|dag|dag-arrows} NODES OUT.{cpp|cu} [SEED] [decl|full]
+usage: gen_graph.py {chain|dag|dag-arrows|dag-table} NODES OUT.{cpp|cu} [SEED] [decl|full]
 
 chain and dag write one edge<"a", "b"> item per edge; dag-arrows writes the
-same random DAG's edges as one edges<"a -> b", ...> item.
+same random DAG's edges as one edges<"a -> b", ...> item, dag-table as a
+constexpr name_pair table used through edges_from<table>.
 
 The file declares the graph as a constexpr value (all checks run); with
 `full` (the default) also a function that instantiates it (so that the
@@ -53,7 +54,13 @@ def main() -> int:
         for i in range(1, count):
             for j in sorted(set(rng.randrange(0, i) for _ in range(min(i, 2)))):
                 pairs.append((j, i))
-    if shape == "dag-arrows":
+    if shape == "dag-table":
+        table = ["constexpr name_pair dag_edges[] = {"]
+        table += ['    {"n%d", "n%d"},' % p for p in pairs]
+        table += ["};", ""]
+        lines[lines.index("// clang-format off"):lines.index("// clang-format off")] = table
+        edges = ["    edges_from<dag_edges>"]
+    elif shape == "dag-arrows":
         edges = ["    edges<\n" + ",\n".join('        "n%d -> n%d"' % p for p in pairs) + ">"]
     else:
         edges = ['    edge<"n%d", "n%d">' % p for p in pairs]

@@ -10,6 +10,10 @@
 //                               paths written as arrows, any number per item:
 //                               a large graph's edges as one item (each item
 //                               adds to the graph type, and so to compile time)
+//   edges_from<table>           the pairs of a constexpr name_pair array,
+//                               e.g. constexpr name_pair table[] = {{"a", "b"}};
+//                               the type names only the table: the cheapest
+//                               to compile for large graphs
 #include <array>
 #include <span>
 
@@ -124,6 +128,16 @@ struct edges_t {
   edge_body body;
 };
 
+/// Edges listed in a constexpr array of name_pair (static storage): the
+/// graph's type holds a reference to the table, not the names themselves.
+template <const auto& Table>
+struct edge_table_t {
+  static constexpr std::span<const name_pair> pairs{Table};
+  static constexpr item_info info = edge_item_info(pairs);
+  using body_type = edge_body;
+  edge_body body;
+};
+
 template <fixed_string From, fixed_string To>
 inline constexpr edge_t<From, To> edge{};
 template <fixed_string... Names>
@@ -134,5 +148,7 @@ template <fixed_string To, fixed_string... From>
 inline constexpr fan_in_t<To, From...> fan_in{};
 template <fixed_string... Paths>
 inline constexpr edges_t<Paths...> edges{};
+template <const auto& Table>
+inline constexpr edge_table_t<Table> edges_from{};
 
 }  // namespace cudag::dsl
