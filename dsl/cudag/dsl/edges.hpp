@@ -61,25 +61,25 @@ struct fan_in_t {
 };
 
 // ----------------------------------------------------------- arrow paths --
-[[nodiscard]] constexpr std::string_view trim_blanks(std::string_view text) noexcept {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t' || text.front() == '\n'))
-    text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\n'))
-    text.remove_suffix(1);
-  return text;
-}
+// Index arithmetic only: GCC 12 refuses string_view::find in constant
+// expressions when built with -fsanitize=undefined.
+[[nodiscard]] constexpr bool is_blank(char c) noexcept { return c == ' ' || c == '\t' || c == '\n'; }
+
 /// The names of path "a -> b -> c", in order; `out` may be null to count.
 /// Returns the number of names, or 0 when a name is empty or there is no arrow.
 constexpr std::size_t split_arrow_path(std::string_view path, std::string_view* out) noexcept {
-  std::size_t names = 0;
-  for (;;) {
-    const std::size_t arrow = path.find("->");
-    const std::string_view name = trim_blanks(path.substr(0, arrow));
-    if (name.empty()) return 0;
-    if (out) out[names] = name;
+  std::size_t names = 0, start = 0;
+  for (std::size_t i = 0; i <= path.size(); ++i) {
+    const bool arrow = i + 1 < path.size() && path[i] == '-' && path[i + 1] == '>';
+    if (!arrow && i != path.size()) continue;
+    std::size_t first = start, last = i;
+    while (first < last && is_blank(path[first])) ++first;
+    while (last > first && is_blank(path[last - 1])) --last;
+    if (first == last) return 0;
+    if (out) out[names] = path.substr(first, last - first);
     ++names;
-    if (arrow == std::string_view::npos) break;
-    path.remove_prefix(arrow + 2);
+    start = i + 2;
+    ++i;  // past the '>'
   }
   return names >= 2 ? names : 0;
 }
