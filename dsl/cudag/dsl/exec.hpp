@@ -77,7 +77,8 @@ consteval bool all_bound(std::index_sequence<Slot...>) {
 /// condition handles and every node's typed storage.
 template <class G>
 struct exec_arena {
-  explicit exec_arena(const G& g) : graph(g) {
+  // One store per node (every storage's defaults): straight-line glue.
+  CUDAG_DSL_STRAIGHT_LINE_GLUE explicit exec_arena(const G& g) : graph(g) {
     state.values = value_context<G>{params, buffers.data(), conditions.data()};
   }
   template <class B>
