@@ -130,7 +130,8 @@ struct exec::impl {
   std::vector<detail::node_state> nodes;          ///< every lowered node, nested ones too
   detail::value_storage values;                   ///< what node_state::slots point at
   detail::name_map<std::uint32_t> top_level_index;  ///< top-level name -> nodes index
-  std::vector<std::shared_ptr<const void>> retired;  ///< what replaced host states and graphs pointed at; freed at synchronize()
+  /// What replaced host states and graphs pointed at; freed at synchronize().
+  std::vector<std::shared_ptr<const void>> retired;
   unique_stream capture_stream;           ///< for re-recording captured nodes
   std::vector<std::uint32_t> dirty_scratch;
   rebind_policy policy = rebind_policy::automatic;  ///< reused by rebind: no allocation after warm-up

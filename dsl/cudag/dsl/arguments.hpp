@@ -118,9 +118,6 @@ struct value_tables {
   void* const* buffers = nullptr;
   const cudaGraphConditionalHandle* conditions = nullptr;
 };
-/// The same for a graph Root (kept for callers that name the root graph).
-template <class Root>
-using value_context = value_tables;
 
 /// Where each of a node's references lives in the tables: the byte offset of
 /// a parameter, the slot of a buffer or condition. The graph-level walk

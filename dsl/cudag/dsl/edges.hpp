@@ -1,6 +1,6 @@
 #pragma once
-// Edges between node names, as empty types: only nodes are stored. "a -> b"
-// means a runs before b.
+// Edges between node names, as empty items (no storage, no code to lower).
+// "a -> b" means a runs before b.
 //
 //   edge<"a", "b">              a -> b
 //   chain<"a", "b", "c">        a -> b -> c

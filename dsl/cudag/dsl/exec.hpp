@@ -79,7 +79,7 @@ template <class G>
 struct exec_arena {
   // One store per node (every storage's defaults): straight-line glue.
   CUDAG_DSL_STRAIGHT_LINE_GLUE explicit exec_arena(const G& g) : graph(g) {
-    state.values = value_context<G>{params, buffers.data(), conditions.data()};
+    state.values = value_tables{params, buffers.data(), conditions.data()};
   }
   template <class B>
   void write(const B& b) noexcept {
@@ -93,7 +93,7 @@ struct exec_arena {
   std::array<cudaGraphConditionalHandle, G::sizes.conditions> conditions{};
   graph_storage<G> nodes{};
   std::array<bool, G::node_count> template_stale{};
-  lower_state<G> state{};
+  lowering_state state{};
 };
 
 template <class G>

@@ -37,9 +37,6 @@ struct lowering_state {
     return capture_stream;
   }
 };
-/// The same for a graph Root (kept for callers that name the root graph).
-template <class Root>
-using lower_state = lowering_state;
 
 /// Records `record(stream)` by stream capture into a fresh graph.
 template <class Record>
