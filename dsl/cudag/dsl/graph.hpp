@@ -17,7 +17,7 @@
 #include <string>
 #include <utility>
 
-#include "cudag/dsl/flat_tuple.hpp"
+#include "cudag/dsl/chunked_tuple.hpp"
 #include "cudag/dsl/graph_nodes.hpp"
 #include "cudag/dsl/node.hpp"
 #include "cudag/dsl/shape.hpp"
@@ -61,7 +61,7 @@ struct graph_t {
   static constexpr auto shape = analyze_shape<sizes>(items_info);
   static constexpr std::size_t node_count = sizes.nodes;
 
-  flat_tuple<Items...> items;
+  chunked_tuple<Items...> items;
 };
 
 /// Turns a shape's first problem into a compile error naming it. Depends
@@ -91,7 +91,7 @@ template <class... Items>
   using G = graph_t<Items...>;
   static_assert(report_shape_problem<G::shape.problem,
                                      to_fixed<G::shape.message.size>(G::shape.message.view())>());
-  return G{make_flat_tuple(items...)};
+  return G{make_chunked_tuple(items...)};
 }
 
 // --------------------------------------------------------------- storage --
@@ -100,7 +100,7 @@ template <class... Items>
 /// (edges have an empty one).
 template <class... Items>
 struct graph_storage<graph_t<Items...>> {
-  flat_tuple<typename storage_of_item<Items>::type...> items;
+  chunked_tuple<typename storage_of_item<Items>::type...> items;
   std::array<cudaGraphNode_t, graph_t<Items...>::node_count> handles{};
   std::array<node_entry, sizeof...(Items)> entries{};
 };
@@ -139,18 +139,32 @@ void attach_slots(slotted_storage<S>& storage, const ref_slot* slots) noexcept {
 }
 inline void attach_slots(no_storage&, const ref_slot*) noexcept {}
 
-/// Fills every item's entry in one pack expansion: no helper template per
-/// item, whose names would spell the whole graph.
-template <class G, class Root, std::size_t... I, class... T, class... S>
-CUDAG_DSL_STRAIGHT_LINE_GLUE void bind_entries(
-    const flat_tuple_base<std::index_sequence<I...>, T...>& items,
-    flat_tuple_base<std::index_sequence<I...>, S...>& storage, node_entry* out) noexcept {
-  constexpr const auto& slots = resolved_slots<G, Root>;
-  constexpr const auto& begin = item_ref_begin<G>;
-  ((out[I] = node_entry{ops_table<typename T::body_type, Root>,
-                        &static_cast<const tuple_leaf<I, T>&>(items).value.body,
-                        &static_cast<tuple_leaf<I, S>&>(storage).value},
-    attach_slots(static_cast<tuple_leaf<I, S>&>(storage).value, slots.data() + begin[I])),
+/// Each item's operations (edges: none), one table per top-level graph.
+template <class Root, class G>
+inline constexpr auto item_ops = []<class... Items>(const graph_t<Items...>*) {
+  return std::array<const node_ops*, sizeof...(Items)>{ops_table<typename Items::body_type, Root>...};
+}(static_cast<const G*>(nullptr));
+
+/// Fills one chunk's entries (body and storage addresses, reference slots)
+/// in one pack expansion. Named by the chunk's types only, not the graph's.
+template <std::size_t... I, class... T, class... S>
+CUDAG_DSL_STRAIGHT_LINE_GLUE void bind_chunk(const tuple_chunk<std::index_sequence<I...>, T...>& items,
+                                             tuple_chunk<std::index_sequence<I...>, S...>& storage,
+                                             node_entry* out, const ref_slot* slots,
+                                             const std::uint32_t* ref_begin) noexcept {
+  ((out[I].body = &static_cast<const tuple_leaf<I, T>&>(items).value.body,
+    out[I].storage = &static_cast<tuple_leaf<I, S>&>(storage).value,
+    attach_slots(static_cast<tuple_leaf<I, S>&>(storage).value, slots + ref_begin[I])),
+   ...);
+}
+
+template <class G, class Root, std::size_t... C, class... TC, class... SC>
+void bind_entries(const chunk_set<std::index_sequence<C...>, TC...>& items,
+                  chunk_set<std::index_sequence<C...>, SC...>& storage, node_entry* out) noexcept {
+  constexpr const auto& ops = item_ops<Root, G>;
+  for (std::size_t i = 0; i < ops.size(); ++i) out[i].ops = ops[i];
+  (bind_chunk(chunk_at<C>(items), chunk_at<C>(storage), out, resolved_slots<G, Root>.data(),
+              item_ref_begin<G>.data()),
    ...);
 }
 
@@ -236,9 +250,13 @@ template <class Body>
 inline void append_spec_node(graph_spec&, std::string_view, const edge_body&) noexcept {}
 
 template <std::size_t... I, class... T>
-CUDAG_DSL_STRAIGHT_LINE_GLUE void nodes_to_spec(
-    const flat_tuple_base<std::index_sequence<I...>, T...>& items, graph_spec& out) {
+CUDAG_DSL_STRAIGHT_LINE_GLUE void chunk_to_spec(const tuple_chunk<std::index_sequence<I...>, T...>& items,
+                                                graph_spec& out) {
   (append_spec_node(out, T::info.name, static_cast<const tuple_leaf<I, T>&>(items).value.body), ...);
+}
+template <std::size_t... C, class... TC>
+void nodes_to_spec(const chunk_set<std::index_sequence<C...>, TC...>& items, graph_spec& out) {
+  (chunk_to_spec(chunk_at<C>(items), out), ...);
 }
 
 /// The plain-data spec of a DSL graph (nodes in declaration order).

@@ -1,0 +1,3 @@
+// Compiles alone: the header includes what it uses.
+#include "cudag/dsl/chunked_tuple.hpp"
+#include "cudag/dsl/chunked_tuple.hpp"  // and twice
