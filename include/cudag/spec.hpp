@@ -237,6 +237,15 @@ struct graph_spec {
   std::vector<param_decl> params;
   std::vector<condition_decl> conditions;
 
+  // Compiled in the library: a translation unit that holds or returns a
+  // spec does not instantiate the destruction and copying of every node kind.
+  graph_spec();
+  graph_spec(const graph_spec&);
+  graph_spec(graph_spec&&) noexcept;
+  graph_spec& operator=(const graph_spec&);
+  graph_spec& operator=(graph_spec&&) noexcept;
+  ~graph_spec();
+
   [[nodiscard]] const node* find(std::string_view node_name) const noexcept;
   [[nodiscard]] const param_decl* find_param(std::string_view param_name) const noexcept;
   /// Number of nodes including those of children and conditional bodies.

@@ -14,6 +14,13 @@ std::string_view kind_name(conditional_kind kind) noexcept {
   return "unknown";
 }
 
+graph_spec::graph_spec() = default;
+graph_spec::graph_spec(const graph_spec&) = default;
+graph_spec::graph_spec(graph_spec&&) noexcept = default;
+graph_spec& graph_spec::operator=(const graph_spec&) = default;
+graph_spec& graph_spec::operator=(graph_spec&&) noexcept = default;
+graph_spec::~graph_spec() = default;
+
 const node* graph_spec::find(std::string_view node_name) const noexcept {
   auto it = std::find_if(nodes.begin(), nodes.end(),
                          [&](const node& n) { return n.name == node_name; });

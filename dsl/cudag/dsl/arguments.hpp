@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "cudag/arguments.hpp"
+#include "cudag/spec_writer.hpp"
 #include "cudag/dsl/declarations.hpp"
 #include "cudag/dsl/items.hpp"
 
@@ -160,19 +161,24 @@ template <class P, class A>
   }
 }
 
-/// The spec value of a stored argument passed where P is expected.
+/// The spec view of a stored argument passed where P is expected (a
+/// literal's bytes are borrowed from the declaration, stored as P).
 template <class P, class A>
-[[nodiscard]] value spec_value(const A& a) {
+[[nodiscard]] value_view spec_view(const A& a) noexcept {
   using Param = std::remove_cvref_t<P>;
+  using source = value_view::source_kind;
   if constexpr (arg_traits<A>::is_literal) {
-    return make_literal<Param>(a);
+    if constexpr (std::is_same_v<A, Param>)
+      return value_view::literal_at(type_of<Param>(), &a);
+    else
+      return value_view::literal_copy(Param{a});
   } else if constexpr (arg_traits<A>::ref.kind == ref_kind::param) {
-    return value{type_of<Param>(), param_ref{std::string(A::name.view())}};
+    return value_view::named(type_of<Param>(), source::param, A::name.view());
   } else if constexpr (arg_traits<A>::ref.kind == ref_kind::buffer) {
-    return value{type_of<Param>(),
-                 buffer_ref{std::string(A::name.view()), a.offset * sizeof(typename A::element_type)}};
+    return value_view::named(type_of<Param>(), source::buffer, A::name.view(),
+                             a.offset * sizeof(typename A::element_type));
   } else {
-    return value{type_of<Param>(), condition_ref{std::string(A::name.view())}};
+    return value_view::named(type_of<Param>(), source::condition, A::name.view());
   }
 }
 

@@ -242,50 +242,50 @@ void update_readers(const G&, graph_storage<G>& storage, lowering_state& st,
 }
 
 // ----------------------------------------------------------------- spec --
+// Written through cudag::spec_writer, whose functions are compiled in the
+// library: asking for a spec instantiates none of the spec's containers here.
 template <class Body>
-[[gnu::noinline]] void append_spec_node(graph_spec& out, std::string_view name, const Body& body) {
-  out.nodes.push_back(node{std::string(name), body.spec(), {}});
+[[gnu::noinline]] void write_node(spec_writer& w, std::string_view name, const Body& body) {
+  body.write_spec(w, name);
 }
-
-inline void append_spec_node(graph_spec&, std::string_view, const edge_body&) noexcept {}
+inline void write_node(spec_writer&, std::string_view, const edge_body&) noexcept {}
 
 template <std::size_t... I, class... T>
-CUDAG_DSL_STRAIGHT_LINE_GLUE void chunk_to_spec(const tuple_chunk<std::index_sequence<I...>, T...>& items,
-                                                graph_spec& out) {
-  (append_spec_node(out, T::info.name, static_cast<const tuple_leaf<I, T>&>(items).value.body), ...);
+CUDAG_DSL_STRAIGHT_LINE_GLUE void write_chunk(const tuple_chunk<std::index_sequence<I...>, T...>& items,
+                                              spec_writer& w) {
+  (write_node(w, T::info.name, static_cast<const tuple_leaf<I, T>&>(items).value.body), ...);
 }
 template <std::size_t... C, class... TC>
-void nodes_to_spec(const chunk_set<std::index_sequence<C...>, TC...>& items, graph_spec& out) {
-  (chunk_to_spec(chunk_at<C>(items), out), ...);
+void write_items(const chunk_set<std::index_sequence<C...>, TC...>& items, spec_writer& w) {
+  (write_chunk(chunk_at<C>(items), w), ...);
 }
 
-/// The plain-data spec of a DSL graph (nodes in declaration order).
+/// Nodes in declaration order, then their dependencies, the parameters and
+/// the conditions this graph's conditional nodes test.
 template <class G>
-[[nodiscard]] graph_spec graph_to_spec(const G& graph, std::string name) {
+void write_graph(const G& graph, spec_writer w) {
   constexpr const auto& s = G::shape;
-  graph_spec out;
-  out.name = std::move(name);
-  out.nodes.reserve(G::node_count);
-  nodes_to_spec(graph.items, out);
+  w.reserve(G::node_count);
+  write_items(graph.items, w);
   for (std::size_t v = 0; v < G::node_count; ++v)
-    for (std::uint32_t k = s.dep_begin[v]; k < s.dep_begin[v + 1]; ++k)
-      out.nodes[v].deps.emplace_back(s.names[s.deps[k]]);
-  for (const ref_info& p : s.params) out.params.push_back({std::string(p.name), p.runtime_type()});
+    for (std::uint32_t k = s.dep_begin[v]; k < s.dep_begin[v + 1]; ++k) w.depend(v, s.names[s.deps[k]]);
+  for (const ref_info& p : s.params) w.param(p.name, p.runtime_type());
   for (std::size_t v = 0; v < G::node_count; ++v) {
     if (s.owned_condition[v] == 0) continue;
     const ref_info& c = s.conditions[s.condition_slot(s.owned_condition[v])];
-    bool seen = false;
-    for (const condition_decl& d : out.conditions) seen |= d.name == c.name;
-    if (!seen) out.conditions.push_back({std::string(c.name), c.default_value, c.assign_default});
+    w.condition(c.name, c.default_value, c.assign_default);
   }
-  return out;
 }
 
 /// The graph as a cudag::graph_spec, so that check(), DOT and the analyses
 /// of the run-time layers apply to it.
 template <class... Items>
-[[nodiscard]] graph_spec to_spec(const graph_t<Items...>& graph, std::string name = "graph") {
-  return graph_to_spec(graph, std::move(name));
+[[nodiscard]] graph_spec to_spec(const graph_t<Items...>& graph, std::string_view name = "graph") {
+  graph_spec out;
+  spec_writer w(out);
+  w.set_name(name);
+  write_graph(graph, w);
+  return out;
 }
 
 }  // namespace cudag::dsl

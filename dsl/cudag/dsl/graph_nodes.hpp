@@ -37,8 +37,9 @@ void lower_graph(const G& graph, graph_storage<G>& storage, lowering_state& st, 
 template <class G, class Root>
 void update_readers(const G& graph, graph_storage<G>& storage, lowering_state& st,
                     std::uint64_t param_hash);
+/// Writes G's nodes, dependencies, parameters and conditions.
 template <class G>
-[[nodiscard]] graph_spec graph_to_spec(const G& graph, std::string name);
+void write_graph(const G& graph, spec_writer w);
 
 // ------------------------------------------------------------------- child --
 template <class G>
@@ -68,9 +69,7 @@ struct child_body : leaf_body {
   void update(storage& s, lowering_state& st, std::uint64_t param_hash) const {
     update_readers<G, Root>(graph, s, st, param_hash);
   }
-  [[nodiscard]] node_params spec() const {
-    return child_node{std::make_shared<const graph_spec>(graph_to_spec(graph, "child"))};
-  }
+  void write_spec(spec_writer& w, std::string_view name) const { write_graph(graph, w.child(name)); }
 };
 
 template <fixed_string Name, class G>
@@ -90,7 +89,7 @@ struct empty_body : leaf_body {
   }
   void update(storage&, lowering_state&, const ref_slot*, cudaGraphNode_t, update_target,
               std::string_view, std::uint64_t) const {}
-  [[nodiscard]] node_params spec() const { return empty_node{}; }
+  void write_spec(spec_writer& w, std::string_view name) const { w.empty(name); }
 };
 
 template <fixed_string Name>
@@ -130,11 +129,11 @@ struct event_body : leaf_body {
         CUDAG_CUDA_NODE(cudaGraphEventWaitNodeSetEvent(node, e), name);
     }
   }
-  [[nodiscard]] node_params spec() const {
+  void write_spec(spec_writer& w, std::string_view name) const {
     if constexpr (Record)
-      return event_record_node{spec_value<cudaEvent_t>(event)};
+      w.event_record(name, spec_view<cudaEvent_t>(event));
     else
-      return event_wait_node{spec_value<cudaEvent_t>(event)};
+      w.event_wait(name, spec_view<cudaEvent_t>(event));
   }
 };
 
@@ -219,16 +218,13 @@ struct conditional_body : leaf_body {
                      std::index_sequence<I...>) const {
     (update_readers<G, Root>(hana::at_c<I>(bodies), hana::at_c<I>(s), st, param_hash), ...);
   }
-  [[nodiscard]] node_params spec() const {
-    conditional_node n;
-    n.kind = Kind;
-    n.condition = std::string(Condition::name.view());
-    spec_bodies(n.bodies, std::index_sequence_for<G...>{});
-    return n;
+  void write_spec(spec_writer& w, std::string_view name) const {
+    w.conditional(name, Kind, Condition::name.view(), sizeof...(G));
+    write_bodies(w, std::index_sequence_for<G...>{});
   }
   template <std::size_t... I>
-  void spec_bodies(std::vector<graph_spec>& out, std::index_sequence<I...>) const {
-    (out.push_back(graph_to_spec(hana::at_c<I>(bodies), "body")), ...);
+  void write_bodies(spec_writer& w, std::index_sequence<I...>) const {
+    (write_graph(hana::at_c<I>(bodies), w.body(I)), ...);
   }
 };
 

@@ -81,18 +81,18 @@ struct host_body : leaf_body {
               std::string_view, std::uint64_t) const {
     fill(s, st.values, slots);
   }
-  [[nodiscard]] node_params spec() const {
-    host_node n;
-    n.function = std::make_shared<const host_function>(
-        [f = function](std::span<const void* const> values) mutable {
-          call_with_values<arg_type<S>...>(f, values, std::index_sequence_for<S...>{});
-        });
-    spec_args(n.args, std::index_sequence_for<S...>{});
-    return n;
+  void write_spec(spec_writer& w, std::string_view name) const {
+    write_spec_at(w, name, std::index_sequence_for<S...>{});
   }
   template <std::size_t... I>
-  void spec_args(std::vector<value>& out, std::index_sequence<I...>) const {
-    out = {spec_value<arg_type<S>>(hana::at_c<I>(args))...};
+  void write_spec_at(spec_writer& w, std::string_view name, std::index_sequence<I...>) const {
+    const std::array<value_view, sizeof...(S)> views{spec_view<arg_type<S>>(hana::at_c<I>(args))...};
+    w.host(name,
+           std::make_shared<const host_function>(
+               [f = function](std::span<const void* const> values) mutable {
+                 call_with_values<arg_type<S>...>(f, values, std::index_sequence_for<S...>{});
+               }),
+           views);
   }
 };
 
@@ -155,20 +155,19 @@ struct captured_body : leaf_body {
   void reapply(storage& s, lowering_state& st, cudaGraphNode_t node, std::string_view name) const {
     CUDAG_CUDA_NODE(cudaGraphExecChildGraphNodeSetParams(st.exec, node, s.latest.get()), name);
   }
-  [[nodiscard]] node_params spec() const {
-    captured_node n;
-    n.record = std::make_shared<const capture_function>(
-        [f = record](cudaStream_t stream, std::span<const void* const> values) mutable {
-          auto call = [&](const auto&... v) { f(stream, v...); };
-          call_with_values<arg_type<S>...>(call, values, std::index_sequence_for<S...>{});
-        });
-    spec_args(n.args, std::index_sequence_for<S...>{});
-    n.what = std::string(What.view());
-    return n;
+  void write_spec(spec_writer& w, std::string_view name) const {
+    write_spec_at(w, name, std::index_sequence_for<S...>{});
   }
   template <std::size_t... I>
-  void spec_args(std::vector<value>& out, std::index_sequence<I...>) const {
-    out = {spec_value<arg_type<S>>(hana::at_c<I>(args))...};
+  void write_spec_at(spec_writer& w, std::string_view name, std::index_sequence<I...>) const {
+    const std::array<value_view, sizeof...(S)> views{spec_view<arg_type<S>>(hana::at_c<I>(args))...};
+    w.captured(name,
+               std::make_shared<const capture_function>(
+                   [f = record](cudaStream_t stream, std::span<const void* const> values) mutable {
+                     auto call = [&](const auto&... v) { f(stream, v...); };
+                     call_with_values<arg_type<S>...>(call, values, std::index_sequence_for<S...>{});
+                   }),
+               views, What.view());
   }
 };
 

@@ -8,6 +8,7 @@
 //   kernel<"rtc_scale">(rtc_kernel, dim3(4), dim3(256), x, 2.0f, n)
 #include <cuda_runtime_api.h>
 
+#include <array>
 #include <string_view>
 #include <type_traits>
 #include <utility>
@@ -104,25 +105,26 @@ struct kernel_body<Function, Grid, type_list<P...>, node_tuple<S...>> : leaf_bod
       CUDAG_CUDA_NODE(cudaGraphKernelNodeSetParams(node, &s.params), name);
   }
 
-  [[nodiscard]] node_params spec() const {
-    kernel_node n;
-    n.function = function.pointer();
-    n.function_name = std::string(function.name());
-    n.keep_alive = function.keep_alive();
-    n.block = block;
-    n.shared_bytes = shared_bytes;
-    if constexpr (grid_from_param) {
-      n.grid = dim3(1);
-      n.grid_from = grid_rule{std::string(decltype(Grid::count)::name.view()), grid.per_block};
-    } else {
-      n.grid = fixed_grid(grid);
-    }
-    spec_args(n.args, std::index_sequence_for<P...>{});
-    return n;
+  void write_spec(spec_writer& w, std::string_view name) const {
+    write_spec_at(w, name, std::index_sequence_for<P...>{});
   }
   template <std::size_t... I>
-  void spec_args(std::vector<value>& out, std::index_sequence<I...>) const {
-    out = {spec_value<P>(hana::at_c<I>(args))...};
+  void write_spec_at(spec_writer& w, std::string_view name, std::index_sequence<I...>) const {
+    const std::array<value_view, sizeof...(P)> views{spec_view<P>(hana::at_c<I>(args))...};
+    kernel_view k;
+    k.function = function.pointer();
+    k.function_name = function.name();
+    k.keep_alive = function.keep_alive();
+    k.block = block;
+    k.shared_bytes = shared_bytes;
+    if constexpr (grid_from_param) {
+      k.grid_param = decltype(Grid::count)::name.view();
+      k.items_per_block = grid.per_block;
+    } else {
+      k.grid = fixed_grid(grid);
+    }
+    k.args = views;
+    w.kernel(name, k);
   }
 };
 

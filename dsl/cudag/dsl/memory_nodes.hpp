@@ -54,8 +54,8 @@ struct memcpy_body : leaf_body {
     else
       CUDAG_CUDA_NODE(cudaGraphMemcpyNodeSetParams(node, &s.params), name);
   }
-  [[nodiscard]] node_params spec() const {
-    return memcpy_node{spec_value<void*>(dst), spec_value<const void*>(src), bytes, direction};
+  void write_spec(spec_writer& w, std::string_view name) const {
+    w.memcpy(name, spec_view<void*>(dst), spec_view<const void*>(src), bytes, direction);
   }
 };
 
@@ -111,9 +111,9 @@ struct memset_body : leaf_body {
     else
       CUDAG_CUDA_NODE(cudaGraphMemsetNodeSetParams(node, &s.params), name);
   }
-  [[nodiscard]] node_params spec() const {
-    return memset_node{spec_value<void*>(dst), spec_value<fill_type>(fill_value),
-                       unsigned(sizeof(fill_type)), width, height, pitch_bytes};
+  void write_spec(spec_writer& w, std::string_view name) const {
+    w.memset(name, spec_view<void*>(dst), spec_view<fill_type>(fill_value),
+             unsigned(sizeof(fill_type)), width, height, pitch_bytes);
   }
 };
 
@@ -161,8 +161,8 @@ struct alloc_body : leaf_body {
   }
   void update(storage&, lowering_state&, const ref_slot*, cudaGraphNode_t, update_target,
               std::string_view, std::uint64_t) const {}
-  [[nodiscard]] node_params spec() const {
-    return mem_alloc_node{std::string(Buffer.view()), count * sizeof(T), device};
+  void write_spec(spec_writer& w, std::string_view name) const {
+    w.mem_alloc(name, Buffer.view(), count * sizeof(T), device);
   }
 };
 
@@ -186,7 +186,7 @@ struct free_body : leaf_body {
   }
   void update(storage&, lowering_state&, const ref_slot*, cudaGraphNode_t, update_target,
               std::string_view, std::uint64_t) const {}
-  [[nodiscard]] node_params spec() const { return mem_free_node{std::string(Buffer.view())}; }
+  void write_spec(spec_writer& w, std::string_view name) const { w.mem_free(name, Buffer.view()); }
 };
 
 template <fixed_string Name, named_buffer B>
