@@ -146,9 +146,10 @@ inline constexpr auto item_ops = []<class... Items>(const graph_t<Items...>*) {
 }(static_cast<const G*>(nullptr));
 
 /// Fills one chunk's entries (body and storage addresses, reference slots)
-/// in one pack expansion. Named by the chunk's types only, not the graph's.
+/// in one pack expansion. Named by the chunk's types only, not the graph's;
+/// not inlined, so that no function is one straight line over every item.
 template <std::size_t... I, class... T, class... S>
-CUDAG_DSL_STRAIGHT_LINE_GLUE void bind_chunk(const tuple_chunk<std::index_sequence<I...>, T...>& items,
+[[gnu::noinline]] CUDAG_DSL_STRAIGHT_LINE_GLUE void bind_chunk(const tuple_chunk<std::index_sequence<I...>, T...>& items,
                                              tuple_chunk<std::index_sequence<I...>, S...>& storage,
                                              node_entry* out, const ref_slot* slots,
                                              const std::uint32_t* ref_begin) noexcept {
@@ -159,7 +160,7 @@ CUDAG_DSL_STRAIGHT_LINE_GLUE void bind_chunk(const tuple_chunk<std::index_sequen
 }
 
 template <class G, class Root, std::size_t... C, class... TC, class... SC>
-void bind_entries(const chunk_set<std::index_sequence<C...>, TC...>& items,
+CUDAG_DSL_STRAIGHT_LINE_GLUE void bind_entries(const chunk_set<std::index_sequence<C...>, TC...>& items,
                   chunk_set<std::index_sequence<C...>, SC...>& storage, node_entry* out) noexcept {
   constexpr const auto& ops = item_ops<Root, G>;
   for (std::size_t i = 0; i < ops.size(); ++i) out[i].ops = ops[i];
@@ -251,12 +252,12 @@ template <class Body>
 inline void write_node(spec_writer&, std::string_view, const edge_body&) noexcept {}
 
 template <std::size_t... I, class... T>
-CUDAG_DSL_STRAIGHT_LINE_GLUE void write_chunk(const tuple_chunk<std::index_sequence<I...>, T...>& items,
+[[gnu::noinline]] CUDAG_DSL_STRAIGHT_LINE_GLUE void write_chunk(const tuple_chunk<std::index_sequence<I...>, T...>& items,
                                               spec_writer& w) {
   (write_node(w, T::info.name, static_cast<const tuple_leaf<I, T>&>(items).value.body), ...);
 }
 template <std::size_t... C, class... TC>
-void write_items(const chunk_set<std::index_sequence<C...>, TC...>& items, spec_writer& w) {
+CUDAG_DSL_STRAIGHT_LINE_GLUE void write_items(const chunk_set<std::index_sequence<C...>, TC...>& items, spec_writer& w) {
   (write_chunk(chunk_at<C>(items), w), ...);
 }
 

@@ -100,8 +100,8 @@ struct node_entry {
 };
 
 /// A node's run-time storage and where its references live in the tables.
-/// No member initialisers: kept trivial where Storage is (the arena
-/// value-initialises it).
+/// No member initialisers: kept trivial where Storage is. The arena
+/// default-initialises it; lowering writes every field before any is read.
 template <class Storage>
 struct slotted_storage {
   Storage storage;
