@@ -66,12 +66,14 @@ class host_failure_sink {
 
 class exec_core {
  public:
-  exec_core() = default;
+  // Special members compiled in the library: a translation unit holding an
+  // exec does not instantiate the shared and owned pointers' code.
+  exec_core();
   /// Instantiates `graph`, keeping it as the template for whole-graph updates.
   exec_core(unique_graph graph, const instantiate_options& options);
-
-  exec_core(exec_core&&) noexcept = default;
-  exec_core& operator=(exec_core&&) noexcept = default;
+  exec_core(exec_core&&) noexcept;
+  exec_core& operator=(exec_core&&) noexcept;
+  ~exec_core();
 
   /// Launches one replay. Rethrows a pending host-node failure first.
   void launch(cudaStream_t stream);
@@ -111,7 +113,7 @@ class exec_core {
  private:
   // Declaration order is destruction order reversed: the exec goes before
   // the graph, both before what they point at.
-  std::shared_ptr<host_failure_sink> host_failures_ = std::make_shared<host_failure_sink>();
+  std::shared_ptr<host_failure_sink> host_failures_;
   std::vector<std::shared_ptr<const void>> owned_;
   unique_graph graph_;
   unique_graph_exec exec_;

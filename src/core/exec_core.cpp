@@ -66,8 +66,16 @@ unique_graph_exec instantiate_native(cudaGraph_t graph, const instantiate_option
   return unique_graph_exec(exec);
 }
 
+exec_core::exec_core() : host_failures_(std::make_shared<host_failure_sink>()) {}
+
 exec_core::exec_core(unique_graph graph, const instantiate_options& options)
-    : graph_(std::move(graph)), exec_(instantiate_native(graph_.get(), options)) {}
+    : host_failures_(std::make_shared<host_failure_sink>()),
+      graph_(std::move(graph)),
+      exec_(instantiate_native(graph_.get(), options)) {}
+
+exec_core::exec_core(exec_core&&) noexcept = default;
+exec_core& exec_core::operator=(exec_core&&) noexcept = default;
+exec_core::~exec_core() = default;
 
 void exec_core::reinstantiate(unique_graph graph, const instantiate_options& options,
                               const std::function<std::string(cudaGraphNode_t)>& name_of) {

@@ -124,7 +124,11 @@ class lowered {
 /// Binds every parameter and lowers the graph: a walk in the order the
 /// compiler computed, one cudaGraphAdd*Node call per node.
 template <class G, class... B>
-[[nodiscard]] lowered<G> lower_with(const G& graph, const B&... bindings) {
+[[nodiscard]] lowered<G> lower_with(const G& graph, const B&... bindings)
+#if CUDAG_DSL_DEVICE_PASS
+    ;  // see graph.hpp: host-only work is declared, not defined, in the device pass
+#else
+{
   static_assert((binding_fits<G, B>() && ...));
   static_assert(all_bound<G, B...>(std::make_index_sequence<G::sizes.params>{}));
   lowered<G> out(graph);
@@ -133,6 +137,7 @@ template <class G, class... B>
   lower_graph(out.arena_->graph, out.arena_->nodes, out.arena_->state, out.graph_.get());
   return out;
 }
+#endif
 template <class... Items, class... B>
 [[nodiscard]] lowered<graph_t<Items...>> lower(const graph_t<Items...>& graph, const B&... bindings) {
   return lower_with(graph, bindings...);
@@ -318,9 +323,14 @@ class exec {
 /// Lowers and instantiates `graph` with every parameter bound by name.
 template <class G, class... B>
 [[nodiscard]] exec<G> instantiate_with(const G& graph, const instantiate_options& options,
-                                       const B&... bindings) {
+                                       const B&... bindings)
+#if CUDAG_DSL_DEVICE_PASS
+    ;
+#else
+{
   return exec<G>(lower_with(graph, bindings...), options);
 }
+#endif
 
 template <class... Items, class... B>
 [[nodiscard]] exec<graph_t<Items...>> instantiate(const graph_t<Items...>& graph, const B&... bindings) {

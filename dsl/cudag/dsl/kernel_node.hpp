@@ -169,18 +169,14 @@ struct kernel_body_for<Function, Grid, type_list<P...>, A...> {
   }
 };
 
-template <fixed_string Name, class Function, class Params, class Grid, class... A>
-[[nodiscard]] constexpr auto make_kernel_node(Function function, const Grid& grid, dim3 block,
+/// The body of a kernel node whose arguments fit: named by types only, so
+/// shared by every node of the same kernel and argument types.
+template <class Params, class Function, class Grid, class... A>
+[[nodiscard]] constexpr auto make_kernel_body(Function function, const Grid& grid, dim3 block,
                                               unsigned shared_bytes, const A&... args) {
-  if constexpr (!kernel_arguments_fit(Params{}, type_list<A...>{})) {
-    static_assert(report_kernel_arguments<Name>(Params{}, type_list<A...>{}));
-    return 0;
-  } else {
-    using grid_type = decltype(normalize_grid(grid));
-    using factory = kernel_body_for<Function, grid_type, Params, A...>;
-    return node_t<Name, typename factory::type>{
-        factory::make(function, normalize_grid(grid), block, shared_bytes, args...)};
-  }
+  using grid_type = decltype(normalize_grid(grid));
+  using factory = kernel_body_for<Function, grid_type, Params, A...>;
+  return factory::make(function, normalize_grid(grid), block, shared_bytes, args...);
 }
 
 template <class F>
@@ -190,14 +186,23 @@ struct kernel_signature<void (*)(P...)> {
   using params = type_list<P...>;
 };
 
+// Each node instantiates one function named by its name (kernel<Name, ...>);
+// the argument check and the body depend on types only, and only a failing
+// check names the node.
+
 /// A node running nvcc kernel `Kernel` (a __global__ function).
 template <fixed_string Name, auto Kernel, unsigned SharedBytes = 0, class Grid, class Block,
           class... A>
   requires std::is_pointer_v<decltype(Kernel)>
 [[nodiscard]] constexpr auto kernel(const Grid& grid, const Block& block, const A&... args) {
-  return make_kernel_node<Name, static_kernel<Kernel>,
-                          typename kernel_signature<decltype(Kernel)>::params>(
-      static_kernel<Kernel>{}, grid, dim3(block), SharedBytes, args...);
+  using params = typename kernel_signature<decltype(Kernel)>::params;
+  if constexpr (!kernel_arguments_fit(params{}, type_list<A...>{})) {
+    static_assert(report_kernel_arguments<Name>(params{}, type_list<A...>{}));
+    return 0;
+  } else {
+    auto body = make_kernel_body<params>(static_kernel<Kernel>{}, grid, dim3(block), SharedBytes, args...);
+    return node_t<Name, decltype(body)>{body};
+  }
 }
 
 /// A node running a run-time kernel (NVRTC) of a known signature.
@@ -205,8 +210,15 @@ template <fixed_string Name, unsigned SharedBytes = 0, class... P, class Grid, c
           class... A>
 [[nodiscard]] auto kernel(const kernel_ref<void(P...)>& k, const Grid& grid, const Block& block,
                           const A&... args) {
-  return make_kernel_node<Name, dynamic_kernel<void(P...)>, type_list<P...>>(
-      dynamic_kernel<void(P...)>{k}, grid, dim3(block), SharedBytes, args...);
+  using params = type_list<P...>;
+  if constexpr (!kernel_arguments_fit(params{}, type_list<A...>{})) {
+    static_assert(report_kernel_arguments<Name>(params{}, type_list<A...>{}));
+    return 0;
+  } else {
+    auto body = make_kernel_body<params>(dynamic_kernel<void(P...)>{k}, grid, dim3(block), SharedBytes,
+                                         args...);
+    return node_t<Name, decltype(body)>{body};
+  }
 }
 
 }  // namespace cudag::dsl

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <span>
 #include <string_view>
+#include <type_traits>
 
 #include "cudag/dsl/fixed_string.hpp"
 #include "cudag/dsl/items.hpp"
@@ -30,14 +31,9 @@ struct leaf_body {
 };
 
 /// The conditions a node tests, itself or inside it, by path from the graph
-/// holding it. Nodes that test none (most) share one empty answer.
-template <fixed_string Name, class Body,
-          bool Tests = !Body::owned_condition.empty() || Body::nested_condition_tests.size() != 0>
-struct node_condition_tests {
-  static constexpr std::span<const condition_test> span{};
-};
+/// holding it.
 template <fixed_string Name, class Body>
-struct node_condition_tests<Name, Body, true> {
+struct node_condition_tests {
   static constexpr auto tests = [] {
     constexpr std::size_t own = Body::owned_condition.empty() ? 0 : 1;
     std::array<condition_test, own + Body::nested_condition_tests.size()> out{};
@@ -58,6 +54,16 @@ struct node_condition_tests<Name, Body, true> {
   static constexpr std::span<const condition_test> span{tests};
 };
 
+/// Nodes that test no condition (most) share one empty answer without
+/// instantiating anything named by their own name.
+struct no_condition_tests {
+  static constexpr std::span<const condition_test> span{};
+};
+template <fixed_string Name, class Body>
+using condition_tests_of =
+    std::conditional_t<Body::owned_condition.empty() && Body::nested_condition_tests.size() == 0,
+                       no_condition_tests, node_condition_tests<Name, Body>>;
+
 template <fixed_string Name, class Body>
 struct node_t {
   using body_type = Body;
@@ -75,7 +81,7 @@ struct node_t {
       forbidden_itself ? Body::kind : Body::nested_forbidden_kind,
       !forbidden_itself && Body::nested_forbidden_path.empty(),
       Body::owned_condition,
-      node_condition_tests<Name, Body>::span};
+      condition_tests_of<Name, Body>::span};
 
   Body body;
 };
