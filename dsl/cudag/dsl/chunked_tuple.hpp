@@ -54,7 +54,8 @@ struct offset_indices<First, std::index_sequence<I...>> {
 };
 /// The chunk holding T... as elements First, First + 1, ...
 template <std::size_t First, class... T>
-using chunk_of = tuple_chunk<typename offset_indices<First, std::index_sequence_for<T...>>::type, T...>;
+using chunk_of =
+    tuple_chunk<typename offset_indices<First, std::index_sequence_for<T...>>::type, T...>;
 
 template <class... Chunks>
 struct chunk_list {};
@@ -72,7 +73,8 @@ struct chunk_layout;
 template <std::size_t First, class... Done, class... T>
   requires(sizeof...(T) <= tuple_chunk_size)
 struct chunk_layout<First, chunk_list<Done...>, T...> {
-  using type = chunk_set<std::make_index_sequence<sizeof...(Done) + 1>, Done..., chunk_of<First, T...>>;
+  using type =
+      chunk_set<std::make_index_sequence<sizeof...(Done) + 1>, Done..., chunk_of<First, T...>>;
 };
 template <std::size_t First, class... Done, CUDAG_DSL_CHUNK_TYPES, class... Rest>
   requires(sizeof...(Rest) > 0)

@@ -154,17 +154,18 @@ inline void attach_slots(no_storage&, const ref_slot*) noexcept {}
 /// Each item's operations (edges: none), one table per top-level graph.
 template <class Root, class G>
 inline constexpr auto item_ops = []<class... Items>(const graph_t<Items...>*) {
-  return std::array<const node_ops*, sizeof...(Items)>{ops_table<typename Items::body_type, Root>...};
+  return std::array<const node_ops*, sizeof...(Items)>{
+      ops_table<typename Items::body_type, Root>...};
 }(static_cast<const G*>(nullptr));
 
 /// Fills one chunk's entries (body and storage addresses, reference slots)
 /// in one pack expansion. Named by the chunk's types only, not the graph's;
 /// not inlined, so that no function is one straight line over every item.
 template <std::size_t... I, class... T, class... S>
-[[gnu::noinline]] CUDAG_DSL_STRAIGHT_LINE_GLUE void bind_chunk(const tuple_chunk<std::index_sequence<I...>, T...>& items,
-                                             tuple_chunk<std::index_sequence<I...>, S...>& storage,
-                                             node_entry* out, const ref_slot* slots,
-                                             const std::uint32_t* ref_begin) noexcept {
+[[gnu::noinline]] CUDAG_DSL_STRAIGHT_LINE_GLUE void bind_chunk(
+    const tuple_chunk<std::index_sequence<I...>, T...>& items,
+    tuple_chunk<std::index_sequence<I...>, S...>& storage, node_entry* out, const ref_slot* slots,
+    const std::uint32_t* ref_begin) noexcept {
   ((out[I].body = &static_cast<const tuple_leaf<I, T>&>(items).value.body,
     out[I].storage = &static_cast<tuple_leaf<I, S>&>(storage).value,
     attach_slots(static_cast<tuple_leaf<I, S>&>(storage).value, slots + ref_begin[I])),
@@ -173,7 +174,8 @@ template <std::size_t... I, class... T, class... S>
 
 template <class G, class Root, std::size_t... C, class... TC, class... SC>
 CUDAG_DSL_STRAIGHT_LINE_GLUE void bind_entries(const chunk_set<std::index_sequence<C...>, TC...>& items,
-                  chunk_set<std::index_sequence<C...>, SC...>& storage, node_entry* out) noexcept {
+                                               chunk_set<std::index_sequence<C...>, SC...>& storage,
+                                               node_entry* out) noexcept {
   constexpr const auto& ops = item_ops<Root, G>;
   for (std::size_t i = 0; i < ops.size(); ++i) out[i].ops = ops[i];
   (bind_chunk(chunk_at<C>(items), chunk_at<C>(storage), out, resolved_slots<G, Root>.data(),
@@ -264,12 +266,13 @@ template <class Body>
 inline void write_node(spec_writer&, std::string_view, const edge_body&) noexcept {}
 
 template <std::size_t... I, class... T>
-[[gnu::noinline]] CUDAG_DSL_STRAIGHT_LINE_GLUE void write_chunk(const tuple_chunk<std::index_sequence<I...>, T...>& items,
-                                              spec_writer& w) {
+[[gnu::noinline]] CUDAG_DSL_STRAIGHT_LINE_GLUE void write_chunk(
+    const tuple_chunk<std::index_sequence<I...>, T...>& items, spec_writer& w) {
   (write_node(w, T::info.name, static_cast<const tuple_leaf<I, T>&>(items).value.body), ...);
 }
 template <std::size_t... C, class... TC>
-CUDAG_DSL_STRAIGHT_LINE_GLUE void write_items(const chunk_set<std::index_sequence<C...>, TC...>& items, spec_writer& w) {
+CUDAG_DSL_STRAIGHT_LINE_GLUE void write_items(const chunk_set<std::index_sequence<C...>, TC...>& items,
+                                              spec_writer& w) {
   (write_chunk(chunk_at<C>(items), w), ...);
 }
 
@@ -281,7 +284,8 @@ void write_graph(const G& graph, spec_writer w) {
   w.reserve(G::node_count);
   write_items(graph.items, w);
   for (std::size_t v = 0; v < G::node_count; ++v)
-    for (std::uint32_t k = s.dep_begin[v]; k < s.dep_begin[v + 1]; ++k) w.depend(v, s.names[s.deps[k]]);
+    for (std::uint32_t k = s.dep_begin[v]; k < s.dep_begin[v + 1]; ++k)
+      w.depend(v, s.names[s.deps[k]]);
   for (const ref_info& p : s.params) w.param(p.name, p.runtime_type());
   for (std::size_t v = 0; v < G::node_count; ++v) {
     if (s.owned_condition[v] == 0) continue;

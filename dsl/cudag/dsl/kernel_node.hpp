@@ -200,7 +200,8 @@ template <fixed_string Name, auto Kernel, unsigned SharedBytes = 0, class Grid, 
     static_assert(report_kernel_arguments<Name>(params{}, type_list<A...>{}));
     return 0;
   } else {
-    auto body = make_kernel_body<params>(static_kernel<Kernel>{}, grid, dim3(block), SharedBytes, args...);
+    auto body =
+        make_kernel_body<params>(static_kernel<Kernel>{}, grid, dim3(block), SharedBytes, args...);
     return node_t<Name, decltype(body)>{body};
   }
 }
@@ -215,8 +216,8 @@ template <fixed_string Name, unsigned SharedBytes = 0, class... P, class Grid, c
     static_assert(report_kernel_arguments<Name>(params{}, type_list<A...>{}));
     return 0;
   } else {
-    auto body = make_kernel_body<params>(dynamic_kernel<void(P...)>{k}, grid, dim3(block), SharedBytes,
-                                         args...);
+    auto body = make_kernel_body<params>(dynamic_kernel<void(P...)>{k}, grid, dim3(block),
+                                         SharedBytes, args...);
     return node_t<Name, decltype(body)>{body};
   }
 }
