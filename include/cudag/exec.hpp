@@ -73,7 +73,6 @@ class exec {
   void adopt(std::unique_ptr<impl> fresh, std::vector<std::shared_ptr<const void>> owned);
   void stage(std::string_view name, const type_tag& type, const void* bytes, std::size_t size);
   rebind_path flush_dirty();
-  cudaStream_t capture_stream();
   friend exec instantiate(graph_spec, std::span<const binding>, const instantiate_options&);
   std::unique_ptr<impl> impl_;
 };

@@ -64,6 +64,19 @@ class host_failure_sink {
   std::exception_ptr failure_;
 };
 
+/// Objects that something replaced while launches in flight may still use
+/// them (a host node's earlier arguments, what an updated graph pointed at):
+/// kept until the next synchronize() of the exec.
+class retired_objects {
+ public:
+  void add(std::shared_ptr<const void> object) { objects_.push_back(std::move(object)); }
+  void release() noexcept { objects_.clear(); }
+  [[nodiscard]] std::size_t size() const noexcept { return objects_.size(); }
+
+ private:
+  std::vector<std::shared_ptr<const void>> objects_;
+};
+
 class exec_core {
  public:
   // Special members compiled in the library: a translation unit holding an
@@ -78,7 +91,8 @@ class exec_core {
   /// Launches one replay. Rethrows a pending host-node failure first.
   void launch(cudaStream_t stream);
   void upload(cudaStream_t stream);
-  /// Waits for `stream`, then rethrows a host-node failure of this graph.
+  /// Waits for `stream`, releases what was retired before, then rethrows a
+  /// host-node failure of this graph.
   void synchronize(cudaStream_t stream);
   void rethrow_host_failure() { host_failures_->rethrow_if_failed(); }
 
@@ -102,6 +116,8 @@ class exec_core {
   [[nodiscard]] const std::shared_ptr<host_failure_sink>& host_failures() const noexcept {
     return host_failures_;
   }
+  /// Where replaced objects wait for the next synchronize().
+  [[nodiscard]] const std::shared_ptr<retired_objects>& retired() const noexcept { return retired_; }
 
   /// Replaces the executable graph (after a re-instantiation). `name_of`
   /// names the node CUDA reports when it refuses to instantiate.
@@ -114,6 +130,7 @@ class exec_core {
   // Declaration order is destruction order reversed: the exec goes before
   // the graph, both before what they point at.
   std::shared_ptr<host_failure_sink> host_failures_;
+  std::shared_ptr<retired_objects> retired_;
   std::vector<std::shared_ptr<const void>> owned_;
   unique_graph graph_;
   unique_graph_exec exec_;

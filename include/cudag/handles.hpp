@@ -1,23 +1,26 @@
 #pragma once
-// Move-only owners of CUDA runtime handles. Destruction never throws; a failed
-// destroy during unwinding is ignored (nothing useful can be done with it).
+// Move-only owners of CUDA runtime handles. Destruction never throws; a
+// failed destroy during unwinding is ignored (nothing useful can be done with
+// it). Graphs, executable graphs and streams are made and destroyed through
+// the native seam (native_api.hpp), so a recorder can stand in for CUDA.
 #include <cuda_runtime_api.h>
 
 #include <memory>
 #include <type_traits>
 
 #include "cudag/error.hpp"
+#include "cudag/native_api.hpp"
 
 namespace cudag {
 
 struct graph_deleter {
-  void operator()(cudaGraph_t g) const noexcept { (void)cudaGraphDestroy(g); }
+  void operator()(cudaGraph_t g) const noexcept { (void)native::api().graph_destroy(g); }
 };
 struct graph_exec_deleter {
-  void operator()(cudaGraphExec_t g) const noexcept { (void)cudaGraphExecDestroy(g); }
+  void operator()(cudaGraphExec_t g) const noexcept { (void)native::api().exec_destroy(g); }
 };
 struct stream_deleter {
-  void operator()(cudaStream_t s) const noexcept { (void)cudaStreamDestroy(s); }
+  void operator()(cudaStream_t s) const noexcept { (void)native::api().stream_destroy(s); }
 };
 struct event_deleter {
   void operator()(cudaEvent_t e) const noexcept { (void)cudaEventDestroy(e); }
@@ -34,13 +37,13 @@ using unique_event = std::unique_ptr<std::remove_pointer_t<cudaEvent_t>, event_d
 
 [[nodiscard]] inline unique_graph make_graph() {
   cudaGraph_t g = nullptr;
-  CUDAG_CUDA(cudaGraphCreate(&g, 0));
+  cuda_check(native::api().graph_create(&g, 0), "cudaGraphCreate");
   return unique_graph(g);
 }
 
 [[nodiscard]] inline unique_stream make_stream(unsigned flags = cudaStreamNonBlocking) {
   cudaStream_t s = nullptr;
-  CUDAG_CUDA(cudaStreamCreateWithFlags(&s, flags));
+  cuda_check(native::api().stream_create(&s, flags), "cudaStreamCreateWithFlags");
   return unique_stream(s);
 }
 

@@ -1,10 +1,29 @@
 #pragma once
-// The only place that adds nodes to a cudaGraph_t: one checked wrapper per
-// node kind, each naming the node in its error. Both lowering paths (a spec,
-// and the DSL's compile-time walk) call these, so every front end gets the
-// same errors and the same rules.
+// The per-kind table of native graph operations: for each node kind, how it
+// is added to a graph, how its parameters are set on the template graph, and
+// how on the executable graph. Both front ends (the spec engine and the DSL)
+// call these and nothing else, so a kind's native calls, their errors (each
+// names the node) and their rules live in one place:
+//
+//   kind          add                   set (template | exec)
+//   kernel        add_kernel            set_kernel
+//   memcpy        add_memcpy            set_memcpy
+//   memset        add_memset            set_memset
+//   host          add_host              set_host
+//   child         add_child             set_child (exec only: CUDA has no template setter)
+//   captured      add_child (moved in)  set_child
+//   empty         add_empty             -
+//   event record  add_event_record      set_event_record
+//   event wait    add_event_wait        set_event_wait
+//   mem alloc     add_mem_alloc         - (CUDA cannot update alloc/free nodes)
+//   mem free      add_mem_free          -
+//   conditional   add_conditional       - (its bodies' nodes are set one by one)
+//
+// Compiled in src/native/native_nodes.cpp; every call goes through the seam
+// of native_api.hpp. docs/engine.md says how to add a node kind.
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <span>
@@ -13,141 +32,138 @@
 
 #include "cudag/error.hpp"
 #include "cudag/exec_core.hpp"
+#include "cudag/handles.hpp"
+#include "cudag/spec.hpp"
 
 namespace cudag::native {
 
 using deps_span = std::span<const cudaGraphNode_t>;
 
-inline cudaGraphNode_t add_kernel(cudaGraph_t g, deps_span deps, const cudaKernelNodeParams& p,
-                                  std::string_view name) {
-  cudaGraphNode_t n = nullptr;
-  CUDAG_CUDA_NODE(cudaGraphAddKernelNode(&n, g, deps.data(), deps.size(), &p), name);
-  return n;
-}
+/// Where a setter sends a node's parameters: the executable graph's node
+/// (cudaGraphExec*SetParams) when `exec` is set, else the template graph's
+/// node (cudaGraph*SetParams, applied later by one whole-graph update).
+struct param_target {
+  cudaGraphExec_t exec = nullptr;
+  [[nodiscard]] static param_target on_template() noexcept { return {}; }
+  [[nodiscard]] static param_target on_exec(cudaGraphExec_t e) noexcept { return {e}; }
+};
 
-inline cudaMemcpy3DParms memcpy_1d_params(void* dst, const void* src, std::size_t bytes,
-                                          cudaMemcpyKind kind) {
-  cudaMemcpy3DParms p{};
-  p.srcPtr = cudaPitchedPtr{const_cast<void*>(src), bytes, bytes, 1};
-  p.dstPtr = cudaPitchedPtr{dst, bytes, bytes, 1};
-  p.extent = cudaExtent{bytes, 1, 1};
-  p.kind = kind;
-  return p;
+// ----------------------------------------------------------------- kernel --
+/// Blocks for `count` items, `per_block` a block: never 0 (a launch of zero
+/// blocks is an error; one block with the kernel's bounds check is the rule).
+[[nodiscard]] constexpr unsigned blocks_for(std::uint64_t count, std::uint64_t per_block) noexcept {
+  if (per_block == 0) per_block = 1;
+  const std::uint64_t blocks = (count + per_block - 1) / per_block;
+  return blocks == 0 ? 1u : static_cast<unsigned>(blocks);
 }
+cudaGraphNode_t add_kernel(cudaGraph_t g, deps_span deps, const cudaKernelNodeParams& p,
+                           std::string_view name);
+void set_kernel(param_target to, cudaGraphNode_t n, const cudaKernelNodeParams& p,
+                std::string_view name);
+/// cudaLaunchAttributePriority, honoured when instantiated with node priorities.
+void set_kernel_priority(cudaGraphNode_t n, int priority, std::string_view name);
 
-inline cudaGraphNode_t add_memcpy(cudaGraph_t g, deps_span deps, void* dst, const void* src,
-                                  std::size_t bytes, cudaMemcpyKind kind, std::string_view name) {
-  cudaGraphNode_t n = nullptr;
-  const cudaMemcpy3DParms p = memcpy_1d_params(dst, src, bytes, kind);
-  CUDAG_CUDA_NODE(cudaGraphAddMemcpyNode(&n, g, deps.data(), deps.size(), &p), name);
-  return n;
-}
+// ----------------------------------------------------------------- memcpy --
+[[nodiscard]] cudaMemcpy3DParms memcpy_1d_params(void* dst, const void* src, std::size_t bytes,
+                                                 cudaMemcpyKind kind) noexcept;
+cudaGraphNode_t add_memcpy(cudaGraph_t g, deps_span deps, const cudaMemcpy3DParms& p,
+                           std::string_view name);
+void set_memcpy(param_target to, cudaGraphNode_t n, const cudaMemcpy3DParms& p,
+                std::string_view name);
 
-inline cudaGraphNode_t add_memset(cudaGraph_t g, deps_span deps, const cudaMemsetParams& p,
-                                  std::string_view name) {
-  cudaGraphNode_t n = nullptr;
-  CUDAG_CUDA_NODE(cudaGraphAddMemsetNode(&n, g, deps.data(), deps.size(), &p), name);
-  return n;
-}
+// ----------------------------------------------------------------- memset --
+/// `height` rows of `width` elements of `element_size` bytes (1, 2 or 4),
+/// each set to the low bytes of `bits`; rows `pitch_bytes` apart (a single
+/// row's pitch is its width in bytes).
+[[nodiscard]] cudaMemsetParams memset_params(void* dst, unsigned bits, unsigned element_size,
+                                             std::size_t width, std::size_t height,
+                                             std::size_t pitch_bytes) noexcept;
+cudaGraphNode_t add_memset(cudaGraph_t g, deps_span deps, const cudaMemsetParams& p,
+                           std::string_view name);
+void set_memset(param_target to, cudaGraphNode_t n, const cudaMemsetParams& p,
+                std::string_view name);
 
-inline cudaGraphNode_t add_host(cudaGraph_t g, deps_span deps, const cudaHostNodeParams& p,
-                                std::string_view name) {
-  cudaGraphNode_t n = nullptr;
-  CUDAG_CUDA_NODE(cudaGraphAddHostNode(&n, g, deps.data(), deps.size(), &p), name);
-  return n;
-}
+// ------------------------------------------------------------------- host --
+cudaGraphNode_t add_host(cudaGraph_t g, deps_span deps, const cudaHostNodeParams& p,
+                         std::string_view name);
+void set_host(param_target to, cudaGraphNode_t n, const cudaHostNodeParams& p,
+              std::string_view name);
 
-/// Adds `child` as a child graph. A child holding alloc/free or conditional
-/// nodes cannot be cloned: pass move_ownership and release your handle.
-inline cudaGraphNode_t add_child(cudaGraph_t g, deps_span deps, cudaGraph_t child,
-                                 bool move_ownership, std::string_view name) {
-  cudaGraphNode_t n = nullptr;
-  if (!move_ownership) {
-    CUDAG_CUDA_NODE(cudaGraphAddChildGraphNode(&n, g, deps.data(), deps.size(), child), name);
-    return n;
-  }
-  cudaGraphNodeParams p{};
-  p.type = cudaGraphNodeTypeGraph;
-  p.graph.graph = child;
-  p.graph.ownership = cudaGraphChildGraphOwnershipMove;
-  CUDAG_CUDA_NODE(cudaGraphAddNode(&n, g, deps.data(), nullptr, deps.size(), &p), name);
-  return n;
-}
+// ------------------------------------------------------ child and captured --
+enum class child_ownership {
+  clone,  ///< CUDA clones the child; the caller keeps and destroys it
+  move,   ///< the node owns the child (needed for alloc/free or conditional nodes)
+};
+/// With child_ownership::move the caller must release its handle after success.
+cudaGraphNode_t add_child(cudaGraph_t g, deps_span deps, cudaGraph_t child, child_ownership own,
+                          std::string_view name);
+/// Exec only: a template child node cannot take a new graph (CUDA has no
+/// such setter), so a template target throws cudaErrorNotSupported.
+void set_child(param_target to, cudaGraphNode_t n, cudaGraph_t child, std::string_view name);
 
-inline cudaGraphNode_t add_empty(cudaGraph_t g, deps_span deps, std::string_view name) {
-  cudaGraphNode_t n = nullptr;
-  CUDAG_CUDA_NODE(cudaGraphAddEmptyNode(&n, g, deps.data(), deps.size()), name);
-  return n;
-}
+// ------------------------------------------------------------------ empty --
+cudaGraphNode_t add_empty(cudaGraph_t g, deps_span deps, std::string_view name);
 
-inline cudaGraphNode_t add_event_record(cudaGraph_t g, deps_span deps, cudaEvent_t e,
-                                        std::string_view name) {
-  cudaGraphNode_t n = nullptr;
-  CUDAG_CUDA_NODE(cudaGraphAddEventRecordNode(&n, g, deps.data(), deps.size(), e), name);
-  return n;
-}
+// ----------------------------------------------------------------- events --
+cudaGraphNode_t add_event_record(cudaGraph_t g, deps_span deps, cudaEvent_t e,
+                                 std::string_view name);
+void set_event_record(param_target to, cudaGraphNode_t n, cudaEvent_t e, std::string_view name);
+cudaGraphNode_t add_event_wait(cudaGraph_t g, deps_span deps, cudaEvent_t e, std::string_view name);
+void set_event_wait(param_target to, cudaGraphNode_t n, cudaEvent_t e, std::string_view name);
 
-inline cudaGraphNode_t add_event_wait(cudaGraph_t g, deps_span deps, cudaEvent_t e,
-                                      std::string_view name) {
-  cudaGraphNode_t n = nullptr;
-  CUDAG_CUDA_NODE(cudaGraphAddEventWaitNode(&n, g, deps.data(), deps.size(), e), name);
-  return n;
-}
-
+// ------------------------------------------------------- graph allocations --
 struct allocation {
   cudaGraphNode_t node = nullptr;
   void* pointer = nullptr;
 };
+/// `device` < 0: the current device.
+allocation add_mem_alloc(cudaGraph_t g, deps_span deps, std::size_t bytes, int device,
+                         std::string_view name);
+cudaGraphNode_t add_mem_free(cudaGraph_t g, deps_span deps, void* pointer, std::string_view name);
 
-inline allocation add_mem_alloc(cudaGraph_t g, deps_span deps, std::size_t bytes, int device,
-                                std::string_view name) {
-  if (device < 0) CUDAG_CUDA_NODE(cudaGetDevice(&device), name);
-  cudaMemAllocNodeParams p{};
-  p.poolProps.allocType = cudaMemAllocationTypePinned;
-  p.poolProps.location.type = cudaMemLocationTypeDevice;
-  p.poolProps.location.id = device;
-  p.bytesize = bytes;
-  allocation a;
-  CUDAG_CUDA_NODE(cudaGraphAddMemAllocNode(&a.node, g, deps.data(), deps.size(), &p), name);
-  a.pointer = p.dptr;
-  return a;
-}
-
-inline cudaGraphNode_t add_mem_free(cudaGraph_t g, deps_span deps, void* pointer,
-                                    std::string_view name) {
-  cudaGraphNode_t n = nullptr;
-  CUDAG_CUDA_NODE(cudaGraphAddMemFreeNode(&n, g, deps.data(), deps.size(), pointer), name);
-  return n;
-}
-
-inline cudaGraphConditionalHandle create_condition(cudaGraph_t g, unsigned default_value,
-                                                   bool assign_default, std::string_view name) {
-  cudaGraphConditionalHandle h{};
-  CUDAG_CUDA_NODE(cudaGraphConditionalHandleCreate(&h, g, default_value,
-                                                   assign_default ? cudaGraphCondAssignDefault : 0),
-                  name);
-  return h;
-}
-
+// ----------------------------------------------------------- conditionals --
+[[nodiscard]] cudaGraphConditionalHandle create_condition(cudaGraph_t g, unsigned default_value,
+                                                          bool assign_default,
+                                                          std::string_view name);
 /// Adds a conditional node; its body graphs (owned by the node) come back in
-/// bodies_out to be filled. switch: one body per case.
-inline cudaGraphNode_t add_conditional(cudaGraph_t g, deps_span deps, cudaGraphConditionalHandle h,
-                                   cudaGraphConditionalNodeType type, unsigned body_count,
-                                   std::span<cudaGraph_t> bodies_out, std::string_view name) {
-  cudaGraphNodeParams p{};
-  p.type = cudaGraphNodeTypeConditional;
-  p.conditional.handle = h;
-  p.conditional.type = type;
-  p.conditional.size = body_count;
-  if (bodies_out.size() < body_count)
-    throw error("conditional node '" + std::string(name) + "': room for " +
-                    std::to_string(bodies_out.size()) + " bodies, " + std::to_string(body_count) +
-                    " needed",
-                cudaErrorInvalidValue, "cudaGraphAddNode", std::string(name));
-  cudaGraphNode_t n = nullptr;
-  CUDAG_CUDA_NODE(cudaGraphAddNode(&n, g, deps.data(), nullptr, deps.size(), &p), name);
-  for (unsigned i = 0; i < body_count; ++i) bodies_out[i] = p.conditional.phGraph_out[i];
-  return n;
+/// bodies_out, to be filled. if_else: two bodies; switch: one per case.
+cudaGraphNode_t add_conditional(cudaGraph_t g, deps_span deps, cudaGraphConditionalHandle h,
+                                conditional_kind kind, unsigned body_count,
+                                std::span<cudaGraph_t> bodies_out, std::string_view name);
+
+// --------------------------------------------------------- executable graph --
+/// Names a node of the graph being instantiated or updated ("" if unknown).
+using node_namer = std::function<std::string(cudaGraphNode_t)>;
+
+/// Applies `from` to `exec` with cudaGraphExecUpdate. A refusal throws
+/// cudag::error naming the node and saying why CUDA refused; the exec is
+/// unchanged then.
+void update_exec(cudaGraphExec_t exec, cudaGraph_t from, const node_namer& name_of);
+void set_enabled(cudaGraphExec_t exec, cudaGraphNode_t n, bool enabled, std::string_view name);
+[[nodiscard]] bool enabled(cudaGraphExec_t exec, cudaGraphNode_t n, std::string_view name);
+
+// ---------------------------------------------------------------- capture --
+void begin_capture(cudaStream_t stream, cudaStreamCaptureMode mode, std::string_view name);
+/// Ends the capture; an invalidated capture throws (naming `name`), with the
+/// partial graph destroyed and the thread's last error cleared.
+[[nodiscard]] unique_graph end_capture(cudaStream_t stream, std::string_view name);
+/// Ends and discards a capture after a failure inside it; clears the
+/// thread's last error so that later calls are not poisoned.
+void abandon_capture(cudaStream_t stream) noexcept;
+
+/// Records what `record(stream)` issues on `stream` into a new graph: the
+/// one way captured nodes are recorded, at lowering and at rebind.
+template <class Record>
+[[nodiscard]] unique_graph record_by_capture(cudaStream_t stream, std::string_view name,
+                                             Record&& record) {
+  begin_capture(stream, cudaStreamCaptureModeThreadLocal, name);
+  try {
+    std::forward<Record>(record)(stream);
+  } catch (...) {
+    abandon_capture(stream);
+    throw;
+  }
+  return end_capture(stream, name);
 }
 
 /// State of one host node, owned by the exec that runs it: the callable and

@@ -1,5 +1,7 @@
 #include "cudag/exec_core.hpp"
 
+#include "cudag/native_api.hpp"
+
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -50,7 +52,7 @@ unique_graph_exec instantiate_native(cudaGraph_t graph, const instantiate_option
     params.uploadStream = options.upload_stream;
   }
   cudaGraphExec_t exec = nullptr;
-  cudaError_t code = cudaGraphInstantiateWithParams(&exec, graph, &params);
+  cudaError_t code = native::api().instantiate(&exec, graph, &params);
   if (code == cudaSuccess && params.result_out != cudaGraphInstantiateSuccess)
     code = cudaErrorInvalidValue;
   if (code != cudaSuccess) {
@@ -66,10 +68,13 @@ unique_graph_exec instantiate_native(cudaGraph_t graph, const instantiate_option
   return unique_graph_exec(exec);
 }
 
-exec_core::exec_core() : host_failures_(std::make_shared<host_failure_sink>()) {}
+exec_core::exec_core()
+    : host_failures_(std::make_shared<host_failure_sink>()),
+      retired_(std::make_shared<retired_objects>()) {}
 
 exec_core::exec_core(unique_graph graph, const instantiate_options& options)
     : host_failures_(std::make_shared<host_failure_sink>()),
+      retired_(std::make_shared<retired_objects>()),
       graph_(std::move(graph)),
       exec_(instantiate_native(graph_.get(), options)) {}
 
@@ -86,14 +91,17 @@ void exec_core::reinstantiate(unique_graph graph, const instantiate_options& opt
 
 void exec_core::launch(cudaStream_t stream) {
   host_failures_->rethrow_if_failed();
-  CUDAG_CUDA(cudaGraphLaunch(exec_.get(), stream));
+  cuda_check(native::api().launch(exec_.get(), stream), "cudaGraphLaunch");
   ++replays_;
 }
 
-void exec_core::upload(cudaStream_t stream) { CUDAG_CUDA(cudaGraphUpload(exec_.get(), stream)); }
+void exec_core::upload(cudaStream_t stream) {
+  cuda_check(native::api().upload(exec_.get(), stream), "cudaGraphUpload");
+}
 
 void exec_core::synchronize(cudaStream_t stream) {
-  CUDAG_CUDA(cudaStreamSynchronize(stream));
+  cuda_check(native::api().stream_synchronize(stream), "cudaStreamSynchronize");
+  retired_->release();  // launches before this point have finished with them
   host_failures_->rethrow_if_failed();
 }
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "cudag/native_nodes.hpp"
+
 namespace cudag {
 namespace {
 
@@ -27,7 +29,7 @@ std::vector<cudaGraphNode_t> nodes_of(cudaGraph_t graph) {
 
 capture_guard::capture_guard(cudaStream_t stream, cudaStreamCaptureMode mode) {
   refuse_legacy_stream(stream, "capture_guard");
-  CUDAG_CUDA(cudaStreamBeginCapture(stream, mode));
+  native::begin_capture(stream, mode, {});
   stream_ = stream;
 }
 
@@ -71,11 +73,7 @@ unique_graph capture_guard::end() {
   if (into_existing_graph())
     throw error("capture_guard::end: this guard captures into an existing graph; use end_into()",
                 cudaErrorIllegalState, "cudaStreamEndCapture");
-  cudaGraph_t graph = nullptr;
-  const cudaError_t code = cudaStreamEndCapture(std::exchange(stream_, nullptr), &graph);
-  unique_graph owned(graph);
-  cuda_check(code, "cudaStreamEndCapture");
-  return owned;
+  return native::end_capture(std::exchange(stream_, nullptr), {});
 }
 
 std::vector<cudaGraphNode_t> capture_guard::end_into() {
@@ -103,22 +101,22 @@ std::vector<cudaGraphNode_t> capture_guard::end_into() {
 
 void capture_guard::abandon() noexcept {
   if (!active()) return;
+  if (target_ == nullptr) {
+    native::abandon_capture(std::exchange(stream_, nullptr));
+    return;
+  }
   cudaGraph_t graph = nullptr;
   (void)cudaStreamEndCapture(std::exchange(stream_, nullptr), &graph);
-  if (target_ == nullptr) {
-    if (graph) (void)cudaGraphDestroy(graph);
-  } else {
-    // Remove what the abandoned region added to the caller's graph.
-    try {
-      for (cudaGraphNode_t n : nodes_of(target_))
-        if (!std::binary_search(target_nodes_before_.begin(), target_nodes_before_.end(), n))
-          (void)cudaGraphDestroyNode(n);
-    } catch (...) {
-      // nothing more can be done while unwinding
-    }
-    target_ = nullptr;
-    target_nodes_before_.clear();
+  // Remove what the abandoned region added to the caller's graph.
+  try {
+    for (cudaGraphNode_t n : nodes_of(target_))
+      if (!std::binary_search(target_nodes_before_.begin(), target_nodes_before_.end(), n))
+        (void)cudaGraphDestroyNode(n);
+  } catch (...) {
+    // nothing more can be done while unwinding
   }
+  target_ = nullptr;
+  target_nodes_before_.clear();
   (void)cudaGetLastError();  // an invalidated capture must not fail the thread's next call
 }
 
@@ -137,8 +135,8 @@ cudaGraphNode_t append_child_to_capture(cudaStream_t stream, cudaGraph_t child) 
   if (status != cudaStreamCaptureStatusActive || graph == nullptr)
     throw error("append_child_to_capture: the stream is not being captured",
                 cudaErrorStreamCaptureImplicit, "cudaStreamGetCaptureInfo");
-  cudaGraphNode_t node = nullptr;
-  CUDAG_CUDA(cudaGraphAddChildGraphNode(&node, graph, deps, dep_count, child));
+  cudaGraphNode_t node = native::add_child(graph, native::deps_span(deps, dep_count), child,
+                                           native::child_ownership::clone, {});
   CUDAG_CUDA(cudaStreamUpdateCaptureDependencies(stream, &node, nullptr, 1,
                                                  cudaStreamSetCaptureDependencies));
   return node;

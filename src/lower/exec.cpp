@@ -5,75 +5,49 @@
 #include <cstring>
 
 #include "cudag/check.hpp"
+#include "cudag/rebind.hpp"
 #include "exec_state.hpp"
 
 namespace cudag {
 
 namespace detail {
 
-void push_node_params(node_state& n, cudaGraphExec_t on_exec, cudaStream_t capture_stream,
-                      std::vector<std::shared_ptr<const void>>& retired,
+void push_node_params(node_state& n, cudaGraphExec_t on_exec, unique_stream& capture_stream,
+                      retired_objects& retired,
                       const std::shared_ptr<host_failure_sink>& failures) {
   const std::string& path = n.path;
+  const native::param_target to{on_exec};
   switch (n.kind) {
-    case node_kind::kernel:
-      if (on_exec)
-        CUDAG_CUDA_NODE(cudaGraphExecKernelNodeSetParams(on_exec, n.handle, &n.kernel), path);
-      else
-        CUDAG_CUDA_NODE(cudaGraphKernelNodeSetParams(n.handle, &n.kernel), path);
+    case node_kind::kernel: native::set_kernel(to, n.handle, n.kernel, path); return;
+    case node_kind::memcpy:
+      fill_memcpy(n, std::get<memcpy_node>(n.spec_node->params));
+      native::set_memcpy(to, n.handle, n.memcpy, path);
       return;
-    case node_kind::memcpy: {
-      const auto& p = std::get<memcpy_node>(n.spec_node->params);
-      if (on_exec)
-        CUDAG_CUDA_NODE(cudaGraphExecMemcpyNodeSetParams1D(on_exec, n.handle, pointer_at(n, 0),
-                                                           pointer_at(n, 1), p.bytes, p.kind),
-                        path);
-      else
-        CUDAG_CUDA_NODE(cudaGraphMemcpyNodeSetParams1D(n.handle, pointer_at(n, 0),
-                                                       pointer_at(n, 1), p.bytes, p.kind),
-                        path);
-      return;
-    }
     case node_kind::memset:
       fill_memset(n, std::get<memset_node>(n.spec_node->params));
-      if (on_exec)
-        CUDAG_CUDA_NODE(cudaGraphExecMemsetNodeSetParams(on_exec, n.handle, &n.memset), path);
-      else
-        CUDAG_CUDA_NODE(cudaGraphMemsetNodeSetParams(n.handle, &n.memset), path);
+      native::set_memset(to, n.handle, n.memset, path);
       return;
     case node_kind::host: {
       // A fresh snapshot: a launch still pending keeps the old one.
       auto fresh = make_host_call(n, std::get<host_node>(n.spec_node->params), failures);
-      const cudaHostNodeParams hp = fresh->params();
-      if (on_exec)
-        CUDAG_CUDA_NODE(cudaGraphExecHostNodeSetParams(on_exec, n.handle, &hp), path);
-      else
-        CUDAG_CUDA_NODE(cudaGraphHostNodeSetParams(n.handle, &hp), path);
-      retired.push_back(std::move(n.host));
+      native::set_host(to, n.handle, fresh->params(), path);
+      retired.add(std::move(n.host));
       n.host = std::move(fresh);
       return;
     }
-    case node_kind::event_record:
-      if (on_exec)
-        CUDAG_CUDA_NODE(cudaGraphExecEventRecordNodeSetEvent(on_exec, n.handle, event_at(n)), path);
-      else
-        CUDAG_CUDA_NODE(cudaGraphEventRecordNodeSetEvent(n.handle, event_at(n)), path);
-      return;
-    case node_kind::event_wait:
-      if (on_exec)
-        CUDAG_CUDA_NODE(cudaGraphExecEventWaitNodeSetEvent(on_exec, n.handle, event_at(n)), path);
-      else
-        CUDAG_CUDA_NODE(cudaGraphEventWaitNodeSetEvent(n.handle, event_at(n)), path);
-      return;
+    case node_kind::event_record: native::set_event_record(to, n.handle, event_at(n), path); return;
+    case node_kind::event_wait: native::set_event_wait(to, n.handle, event_at(n), path); return;
     case node_kind::captured: {
       if (!on_exec || n.nested)
         throw error("captured node '" + path +
                         "' inside a child graph or conditional body cannot be re-recorded in "
                         "place; use update_or_reinstantiate()",
                     cudaErrorNotSupported, {}, path);
+      if (!capture_stream) capture_stream = make_stream();
       unique_graph recorded =
-          record_captured(n, std::get<captured_node>(n.spec_node->params), capture_stream);
-      CUDAG_CUDA_NODE(cudaGraphExecChildGraphNodeSetParams(on_exec, n.handle, recorded.get()), path);
+          record_captured(n, std::get<captured_node>(n.spec_node->params), capture_stream.get());
+      native::set_child(to, n.handle, recorded.get(), path);
+      n.captured = std::move(recorded);
       return;
     }
     default:
@@ -89,40 +63,11 @@ std::string path_of(const std::vector<node_state>& nodes, cudaGraphNode_t h) {
   return {};
 }
 
-namespace {
-
-std::string_view update_reason(cudaGraphExecUpdateResult r) {
-  switch (r) {
-    case cudaGraphExecUpdateErrorTopologyChanged: return "the graph's topology changed";
-    case cudaGraphExecUpdateErrorNodeTypeChanged: return "the node's type changed";
-    case cudaGraphExecUpdateErrorFunctionChanged: return "the kernel function changed";
-    case cudaGraphExecUpdateErrorParametersChanged:
-      return "its parameters changed in a way CUDA cannot update";
-    case cudaGraphExecUpdateErrorNotSupported:
-      return "CUDA does not support updating this node (alloc/free nodes, or a conditional's own "
-             "parameters)";
-    case cudaGraphExecUpdateErrorUnsupportedFunctionChange:
-      return "the kernel function changed in an unsupported way";
-    case cudaGraphExecUpdateErrorAttributesChanged: return "the node's attributes changed";
-    default: return "the update was refused";
-  }
-}
-
 /// cudaGraphExecUpdate with the refused node named.
 void exec_update(cudaGraphExec_t exec, cudaGraph_t graph, const std::vector<node_state>& nodes) {
-  cudaGraphExecUpdateResultInfo info{};
-  const cudaError_t code = cudaGraphExecUpdate(exec, graph, &info);
-  if (code == cudaSuccess) return;
-  (void)cudaGetLastError();
-  std::string node = path_of(nodes, info.errorNode);
-  if (node.empty()) node = path_of(nodes, info.errorFromNode);
-  std::string message = "cudaGraphExecUpdate refused the update";
-  if (!node.empty()) message += " at node '" + node + "'";
-  message += ": " + std::string(update_reason(info.result)) + " (" + cudaGetErrorName(code) + ")";
-  throw error(message, code, "cudaGraphExecUpdate", node);
+  native::update_exec(exec, graph, [&](cudaGraphNode_t h) { return path_of(nodes, h); });
 }
 
-}  // namespace
 }  // namespace detail
 
 using detail::node_state;
@@ -137,7 +82,6 @@ void exec::launch(cudaStream_t stream) { impl_->core.launch(stream); }
 void exec::upload(cudaStream_t stream) { impl_->core.upload(stream); }
 void exec::synchronize(cudaStream_t stream) {
   impl_->core.synchronize(stream);
-  impl_->retired.clear();  // launches before this point have finished with them
 }
 std::uint64_t exec::replay_count() const noexcept { return impl_->core.replay_count(); }
 std::string exec::driver_dot(unsigned flags) const { return impl_->core.driver_dot(flags); }
@@ -160,7 +104,7 @@ std::unique_ptr<exec::impl> lower_fresh(graph_spec spec, std::span<const binding
   detail::bind_params(st->spec, bindings, st->params, st->param_index);
   graph_out = make_graph();
   detail::lower_into(st->spec, st->params, st->param_index, graph_out.get(), st->nodes,
-                     st->values, owned, failures);
+                     st->values, owned, failures, st->capture_stream);
   for (std::uint32_t i = 0; i < st->nodes.size(); ++i)
     if (!st->nodes[i].nested) st->top_level_index.emplace(st->nodes[i].path, i);
   return st;
@@ -196,9 +140,12 @@ lowered_graph lower(const graph_spec& spec, std::span<const binding> bindings) {
   std::vector<node_state> nodes;
   auto values = std::make_shared<detail::value_storage>();
   auto failures = std::make_shared<host_failure_sink>();
+  auto capture_stream = std::make_shared<unique_stream>();
   out.owned.push_back(failures);
   out.owned.push_back(values);
-  detail::lower_into(spec, params, index, out.graph.get(), nodes, *values, out.owned, failures);
+  detail::lower_into(spec, params, index, out.graph.get(), nodes, *values, out.owned, failures,
+                     *capture_stream);
+  out.owned.push_back(capture_stream);
   for (const node_state& n : nodes)
     if (!n.nested) out.nodes.emplace_back(n.path, n.handle);
   return out;
@@ -244,56 +191,47 @@ void exec::stage(std::string_view name, const type_tag& type, const void* bytes,
   }
 }
 
+namespace detail {
+/// The spec exec's nodes as the shared rebind algorithm sees them.
+class spec_rebind_nodes final : public rebind_nodes {
+ public:
+  explicit spec_rebind_nodes(exec::impl& st) : st_(st) {}
+  std::size_t top_level_count() const noexcept override { return st_.top_level_index.size(); }
+  bool needs_whole_update(std::uint32_t v) const noexcept override { return st_.nodes[v].nested; }
+  bool captured(std::uint32_t v) const noexcept override {
+    return st_.nodes[v].kind == node_kind::captured && !st_.nodes[v].nested;
+  }
+  void push(std::uint32_t v, native::param_target to) override {
+    push_node_params(st_.nodes[v], to.exec, st_.capture_stream, *st_.core.retired(),
+                     st_.core.host_failures());
+  }
+  void restore_captured(cudaGraphExec_t exec) override {
+    for (node_state& n : st_.nodes)
+      if (n.kind == node_kind::captured && !n.nested)
+        native::set_child(native::param_target::on_exec(exec), n.handle, n.captured.get(), n.path);
+  }
+  std::string name_of(cudaGraphNode_t h) const override { return path_of(st_.nodes, h); }
+
+ private:
+  exec::impl& st_;
+};
+}  // namespace detail
+
 rebind_path exec::flush_dirty() {
   impl& st = *impl_;
-  if (st.dirty_scratch.empty()) return rebind_path::none;
-  bool needs_whole = false;
-  std::size_t top_level = 0;
-  for (std::uint32_t i : st.dirty_scratch) {
-    const node_state& n = st.nodes[i];
-    if (n.nested) needs_whole = true;
-    else ++top_level;
-  }
-  const bool many = prefer_whole_graph_update(top_level, st.top_level_index.size());
-  const bool whole = needs_whole || (st.policy == rebind_policy::automatic
-                                         ? many
-                                         : st.policy == rebind_policy::whole_graph_update);
-  const rebind_path path = whole ? rebind_path::whole_graph_update : rebind_path::node_setters;
-  cudaGraphExec_t exec = st.core.native_exec();
-  auto clear = [&] {
-    for (std::uint32_t i : st.dirty_scratch) st.nodes[i].dirty = false;
-    st.dirty_scratch.clear();
-  };
-  try {
-    if (path == rebind_path::node_setters) {
-      for (std::uint32_t i : st.dirty_scratch)
-        detail::push_node_params(st.nodes[i], exec, capture_stream(), st.retired,
-                                 st.core.host_failures());
-    } else {
-      bool template_changed = false;
-      for (std::uint32_t i : st.dirty_scratch) {
-        node_state& n = st.nodes[i];
-        const bool captured_here = n.kind == node_kind::captured && !n.nested;
-        detail::push_node_params(n, captured_here ? exec : nullptr, capture_stream(), st.retired,
-                                 st.core.host_failures());
-        template_changed |= !captured_here;
-      }
-      if (template_changed) detail::exec_update(exec, st.core.native_graph(), st.nodes);
-    }
-  } catch (...) {
-    clear();
-    throw;
-  }
-  clear();
+  // Creation order, whatever order the bindings came in: the same native
+  // calls as the DSL exec makes for the same change.
+  std::sort(st.dirty_scratch.begin(), st.dirty_scratch.end());
+  for (std::uint32_t i : st.dirty_scratch) st.nodes[i].dirty = false;
+  if (st.rebind.template_stale.size() != st.nodes.size())
+    st.rebind.template_stale.assign(st.nodes.size(), false);
+  detail::spec_rebind_nodes nodes(st);
+  const rebind_path path = apply_rebind(st.core, nodes, st.dirty_scratch, st.rebind);
+  st.dirty_scratch.clear();
   return path;
 }
 
-void exec::set_rebind_policy(rebind_policy policy) noexcept { impl_->policy = policy; }
-
-cudaStream_t exec::capture_stream() {
-  if (!impl_->capture_stream) impl_->capture_stream = make_stream();
-  return impl_->capture_stream.get();
-}
+void exec::set_rebind_policy(rebind_policy policy) noexcept { impl_->rebind.policy = policy; }
 
 void exec::update(const graph_spec& changed, std::span<const binding> bindings) {
   impl& st = *impl_;
@@ -310,10 +248,11 @@ void exec::adopt(std::unique_ptr<impl> fresh, std::vector<std::shared_ptr<const 
   // states, modules, captured work) stays alive until the next synchronize(),
   // since launches in flight may still use it.
   impl& old = *impl_;
-  fresh->retired = std::move(old.retired);
-  for (auto& o : old.core.replace_kept(std::move(owned))) fresh->retired.push_back(std::move(o));
+  retired_objects& retired = *old.core.retired();
+  for (auto& o : old.core.replace_kept(std::move(owned))) retired.add(std::move(o));
   for (node_state& n : old.nodes)
-    if (n.host) fresh->retired.push_back(std::move(n.host));
+    if (n.host) retired.add(std::move(n.host));
+  fresh->rebind.policy = old.rebind.policy;
   fresh->core = std::move(old.core);
   impl_ = std::move(fresh);
 }
@@ -352,14 +291,12 @@ void exec::set_enabled(std::string_view name, bool on) {
     throw error("node '" + n.path + "' is a " + std::string(kind_name(n.kind)) +
                     " node: only kernel, memset and memcpy nodes can be disabled",
                 cudaErrorNotSupported, "cudaGraphNodeSetEnabled", n.path);
-  CUDAG_CUDA_NODE(cudaGraphNodeSetEnabled(impl_->core.native_exec(), n.handle, on ? 1 : 0), n.path);
+  native::set_enabled(impl_->core.native_exec(), n.handle, on, n.path);
 }
 
 bool exec::enabled(std::string_view name) const {
   const node_state& n = top_level(*impl_, name);
-  unsigned on = 0;
-  CUDAG_CUDA_NODE(cudaGraphNodeGetEnabled(impl_->core.native_exec(), n.handle, &on), n.path);
-  return on != 0;
+  return native::enabled(impl_->core.native_exec(), n.handle, n.path);
 }
 
 cudaGraphNode_t exec::node_handle(std::string_view name) const {

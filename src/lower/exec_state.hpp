@@ -13,6 +13,7 @@
 
 #include "cudag/exec.hpp"
 #include "cudag/native_nodes.hpp"
+#include "cudag/rebind.hpp"
 
 namespace cudag::detail {
 
@@ -82,8 +83,10 @@ struct node_state {
   std::uint32_t slot_count = 0;
 
   cudaKernelNodeParams kernel{};
+  cudaMemcpy3DParms memcpy{};
   cudaMemsetParams memset{};
   std::shared_ptr<native::host_call> host;  ///< current host callable state
+  unique_graph captured;  ///< a captured node's latest recording (the exec runs a clone)
 };
 
 
@@ -91,6 +94,7 @@ struct node_state {
 [[nodiscard]] void* pointer_at(const node_state& st, std::size_t slot);
 [[nodiscard]] cudaEvent_t event_at(const node_state& st);
 void fill_memset(node_state& st, const memset_node& p);
+void fill_memcpy(node_state& st, const memcpy_node& p);
 void apply_grid_rule(node_state& st, const grid_rule& rule, const param_state& count);
 [[nodiscard]] std::shared_ptr<native::host_call> make_host_call(
     const node_state& st, const host_node& p, const std::shared_ptr<host_failure_sink>& failures);
@@ -100,17 +104,18 @@ void apply_grid_rule(node_state& st, const grid_rule& rule, const param_state& c
 
 /// Lowers `spec` (already checked) with `params` bound into a new graph;
 /// fills `nodes` and the parameter uses. `owned` receives what the graph
-/// points at. Used by instantiate, update and lower().
+/// points at; `capture_stream` (made on first use) records captured nodes.
+/// Used by instantiate, update and lower().
 void lower_into(const graph_spec& spec, std::vector<param_state>& params,
                 const name_map<std::uint32_t>& param_index, cudaGraph_t graph,
                 std::vector<node_state>& nodes, value_storage& storage,
                 std::vector<std::shared_ptr<const void>>& owned,
-                const std::shared_ptr<host_failure_sink>& failures);
+                const std::shared_ptr<host_failure_sink>& failures, unique_stream& capture_stream);
 
 /// Sets the node's native parameters from its resolved values. `on_exec`:
 /// the executable graph's node (exec setters), else the template graph's.
-void push_node_params(node_state& n, cudaGraphExec_t on_exec, cudaStream_t capture_stream,
-                      std::vector<std::shared_ptr<const void>>& retired,
+void push_node_params(node_state& n, cudaGraphExec_t on_exec, unique_stream& capture_stream,
+                      retired_objects& retired,
                       const std::shared_ptr<host_failure_sink>& failures);
 
 /// Builds the parameter table from the spec's declarations (all levels) and
@@ -130,10 +135,8 @@ struct exec::impl {
   std::vector<detail::node_state> nodes;          ///< every lowered node, nested ones too
   detail::value_storage values;                   ///< what node_state::slots point at
   detail::name_map<std::uint32_t> top_level_index;  ///< top-level name -> nodes index
-  /// What replaced host states and graphs pointed at; freed at synchronize().
-  std::vector<std::shared_ptr<const void>> retired;
   unique_stream capture_stream;           ///< for re-recording captured nodes
-  std::vector<std::uint32_t> dirty_scratch;
-  rebind_policy policy = rebind_policy::automatic;  ///< reused by rebind: no allocation after warm-up
+  std::vector<std::uint32_t> dirty_scratch;  ///< reused by rebind: no allocation after warm-up
+  rebind_state rebind;
 };
 }  // namespace cudag

@@ -5,7 +5,6 @@
 #include <cstring>
 
 #include "../check/dependency_plan.hpp"
-#include "cudag/capture.hpp"
 #include "cudag/check.hpp"
 #include "exec_state.hpp"
 
@@ -41,9 +40,9 @@ class lowerer {
   lowerer(std::vector<param_state>& params, const name_map<std::uint32_t>& param_index,
           std::vector<node_state>& nodes, value_storage& storage,
           std::vector<std::shared_ptr<const void>>& owned,
-          const std::shared_ptr<host_failure_sink>& failures)
+          const std::shared_ptr<host_failure_sink>& failures, unique_stream& capture_stream)
       : params_(params), param_index_(param_index), nodes_(nodes), storage_(storage),
-        owned_(owned), failures_(failures) {}
+        owned_(owned), failures_(failures), capture_stream_(capture_stream) {}
 
   void lower_graph(const graph_spec& g, cudaGraph_t target, const scope* parent,
                    const std::string& prefix, bool nested) {
@@ -139,19 +138,14 @@ class lowerer {
             }
             if (p.keep_alive) owned_.push_back(p.keep_alive);
             cudaGraphNode_t h = native::add_kernel(target, deps, st.kernel, path);
-            if (p.priority != 0) {
-              cudaLaunchAttributeValue priority{};
-              priority.priority = p.priority;
-              CUDAG_CUDA_NODE(
-                  cudaGraphKernelNodeSetAttribute(h, cudaLaunchAttributePriority, &priority), path);
-            }
+            if (p.priority != 0) native::set_kernel_priority(h, p.priority, path);
             return h;
           } else if constexpr (std::is_same_v<P, memcpy_node>) {
             const value operands[] = {p.dst, p.src};
             resolve_all(index, operands, s);
             node_state& st = nodes_[index];
-            return native::add_memcpy(target, deps, pointer_at(st, 0), pointer_at(st, 1), p.bytes,
-                                      p.kind, path);
+            fill_memcpy(st, p);
+            return native::add_memcpy(target, deps, st.memcpy, path);
           } else if constexpr (std::is_same_v<P, memset_node>) {
             const value operands[] = {p.dst, p.fill};
             resolve_all(index, operands, s);
@@ -167,13 +161,20 @@ class lowerer {
             return native::add_host(target, deps, hp, path);
           } else if constexpr (std::is_same_v<P, captured_node>) {
             resolve_all(index, p.args, s);
-            unique_graph recorded = record_captured(nodes_[index], p, capture_stream());
-            return native::add_child(target, deps, recorded.release(), true, path);
+            // Cloned into the graph; the recording is kept, to be given back
+            // to the exec after a whole-graph update (see exec.cpp).
+            node_state& st = nodes_[index];
+            st.captured = record_captured(st, p, capture_stream());
+            return native::add_child(target, deps, st.captured.get(),
+                                     native::child_ownership::clone, path);
           } else if constexpr (std::is_same_v<P, child_node>) {
             unique_graph child = make_graph();
             lower_graph(*p.graph, child.get(), &s, nested_prefix(path, n), true);
             owned_.push_back(p.graph);
-            return native::add_child(target, deps, child.release(), true, path);
+            const cudaGraphNode_t h =
+                native::add_child(target, deps, child.get(), native::child_ownership::move, path);
+            (void)child.release();
+            return h;
           } else if constexpr (std::is_same_v<P, empty_node>) {
             return native::add_empty(target, deps, path);
           } else if constexpr (std::is_same_v<P, event_record_node>) {
@@ -199,8 +200,7 @@ class lowerer {
             std::vector<cudaGraph_t> bodies(p.bodies.size(), nullptr);
             const std::string node_path = path;  // nodes_ grows below
             cudaGraphNode_t c = native::add_conditional(
-                target, deps, *h, native_conditional_type(p.kind),
-                static_cast<unsigned>(p.bodies.size()), bodies, node_path);
+                target, deps, *h, p.kind, static_cast<unsigned>(p.bodies.size()), bodies, node_path);
             for (std::size_t b = 0; b < p.bodies.size(); ++b)
               lower_graph(p.bodies[b], bodies[b], &s, nested_prefix(node_path, n, b), true);
             return c;
@@ -214,22 +214,13 @@ class lowerer {
     return capture_stream_.get();
   }
 
-  static cudaGraphConditionalNodeType native_conditional_type(conditional_kind k) {
-    switch (k) {
-      case conditional_kind::while_loop: return cudaGraphCondTypeWhile;
-      case conditional_kind::switch_case: return cudaGraphCondTypeSwitch;
-      default: return cudaGraphCondTypeIf;
-    }
-  }
-
-
   std::vector<param_state>& params_;
   const name_map<std::uint32_t>& param_index_;
   std::vector<node_state>& nodes_;
   value_storage& storage_;
   std::vector<std::shared_ptr<const void>>& owned_;
   const std::shared_ptr<host_failure_sink>& failures_;
-  unique_stream capture_stream_;
+  unique_stream& capture_stream_;
 };
 
 }  // namespace
@@ -293,12 +284,12 @@ cudaEvent_t event_at(const node_state& st) {
 void fill_memset(node_state& st, const memset_node& p) {
   unsigned fill = 0;  // the low element_size bytes of the fill value
   std::memcpy(&fill, st.slots[1], std::min<std::size_t>(sizeof(fill), st.slot_sizes[1]));
-  st.memset.dst = pointer_at(st, 0);
-  st.memset.value = fill;
-  st.memset.elementSize = p.element_size;
-  st.memset.width = p.width;
-  st.memset.height = p.height;
-  st.memset.pitch = p.height > 1 ? p.pitch_bytes : p.width * p.element_size;
+  st.memset = native::memset_params(pointer_at(st, 0), fill, p.element_size, p.width, p.height,
+                                    p.pitch_bytes);
+}
+
+void fill_memcpy(node_state& st, const memcpy_node& p) {
+  st.memcpy = native::memcpy_1d_params(pointer_at(st, 0), pointer_at(st, 1), p.bytes, p.kind);
 }
 
 void apply_grid_rule(node_state& st, const grid_rule& rule, const param_state& count) {
@@ -309,9 +300,10 @@ void apply_grid_rule(node_state& st, const grid_rule& rule, const param_state& c
     case 4: { std::int32_t v; std::memcpy(&v, count.bytes.data(), 4); n = v; break; }
     default: { std::int64_t v; std::memcpy(&v, count.bytes.data(), 8); n = v; break; }
   }
-  const std::int64_t per_block = std::max(1u, rule.items_per_block);
-  // A grid of zero blocks is invalid; one block with a bounds check is the kernel's contract.
-  st.kernel.gridDim = dim3(static_cast<unsigned>(std::max<std::int64_t>(1, (n + per_block - 1) / per_block)), 1, 1);
+  st.kernel.gridDim =
+      dim3(native::blocks_for(static_cast<std::uint64_t>(std::max<std::int64_t>(0, n)),
+                              rule.items_per_block),
+           1, 1);
 }
 
 std::shared_ptr<native::host_call> make_host_call(const node_state& st, const host_node& p,
@@ -340,7 +332,8 @@ std::shared_ptr<native::host_call> make_host_call(const node_state& st, const ho
 unique_graph record_captured(const node_state& st, const captured_node& p, cudaStream_t stream) {
   const std::vector<const void*> pointers(st.slots, st.slots + st.slot_count);
   try {
-    return capture_graph(stream, [&](cudaStream_t s) { (*p.record)(s, pointers); });
+    return native::record_by_capture(stream, st.path,
+                                     [&](cudaStream_t s) { (*p.record)(s, pointers); });
   } catch (const error& e) {
     if (!e.node().empty()) throw;
     throw error("captured node '" + st.path + "': " + e.what(), e.code(), e.call(), st.path);
@@ -351,10 +344,10 @@ void lower_into(const graph_spec& spec, std::vector<param_state>& params,
                 const name_map<std::uint32_t>& param_index, cudaGraph_t graph,
                 std::vector<node_state>& nodes, value_storage& storage,
                 std::vector<std::shared_ptr<const void>>& owned,
-                const std::shared_ptr<host_failure_sink>& failures) {
+                const std::shared_ptr<host_failure_sink>& failures, unique_stream& capture_stream) {
   storage.reserve_for(spec);
   nodes.reserve(spec.total_nodes());
-  lowerer l(params, param_index, nodes, storage, owned, failures);
+  lowerer l(params, param_index, nodes, storage, owned, failures, capture_stream);
   l.lower_graph(spec, graph, nullptr, "", false);
 }
 

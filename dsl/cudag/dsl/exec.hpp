@@ -21,6 +21,7 @@
 
 #include "cudag/dsl/graph.hpp"
 #include "cudag/exec_core.hpp"
+#include "cudag/rebind.hpp"
 
 namespace cudag::dsl {
 
@@ -86,6 +87,14 @@ struct exec_arena {
     constexpr std::size_t offset = G::shape.param_offset(name_hash(B::name.view()));
     std::memcpy(params + offset, &b.value, sizeof(b.value));
   }
+  /// Writes a binding; false when the parameter already held that value.
+  template <class B>
+  bool write_changed(const B& b) noexcept {
+    constexpr std::size_t offset = G::shape.param_offset(name_hash(B::name.view()));
+    if (std::memcmp(params + offset, &b.value, sizeof(b.value)) == 0) return false;
+    std::memcpy(params + offset, &b.value, sizeof(b.value));
+    return true;
+  }
 
   G graph;
   alignas(16) std::byte params[G::shape.param_bytes > 0 ? G::shape.param_bytes : 1] = {};
@@ -95,8 +104,8 @@ struct exec_arena {
   // it (lowering fills it), and value-initialising one item at a time cost
   // g++ 3 s at 1,500 items.
   graph_storage<G> nodes;
-  std::array<bool, G::node_count> template_stale{};
   lowering_state state{};
+  rebind_state rebind;  ///< template_stale indexed by creation rank
 };
 
 template <class G>
@@ -115,6 +124,7 @@ class lowered {
   friend class exec<G>;
   explicit lowered(const G& graph) : arena_(std::make_unique<exec_arena<G>>(graph)) {
     arena_->state.host_failures = core_.host_failures();
+    arena_->state.retired = core_.retired();
   }
   std::unique_ptr<exec_arena<G>> arena_;
   exec_core core_;  ///< not instantiated yet; owns the host-failure sink
@@ -165,6 +175,7 @@ class exec {
       : arena_(std::move(built.arena_)), core_(std::move(built.core_)) {
     core_.reinstantiate(std::move(built.graph_), options, namer());
     arena_->state.exec = core_.native_exec();
+    arena_->rebind.template_stale.assign(G::node_count, false);
   }
 
   exec(exec&&) noexcept = default;
@@ -182,56 +193,57 @@ class exec {
   [[nodiscard]] cudaGraphExec_t native_exec() const noexcept { return core_.native_exec(); }
   [[nodiscard]] cudaGraph_t native_graph() const noexcept { return core_.native_graph(); }
 
-  /// Rebinds parameters (`x = d_x2, n = 512`), type-checked at compile time.
-  /// Every node reading them is updated; the nodes are known at compile time.
-  /// Safe while earlier launches run for kernel, memset, memcpy, event and
-  /// captured nodes: they keep the values they were launched with. Host
-  /// nodes read their arguments when they run: synchronize before rebinding
-  /// a parameter a pending host node reads.
+  /// Rebinds parameters (`x = d_x2, n = 512`), type-checked at compile time,
+  /// in one pass: every node reading a parameter whose value changed is
+  /// recomputed once, then sent to CUDA by the shared rebind algorithm
+  /// (cudag/rebind.hpp; the same native calls as the spec exec makes). Safe
+  /// while earlier launches run: they keep the values they were launched with.
   template <class... B>
   rebind_path rebind(const B&... bindings) {
     static_assert((binding_fits<G, B>() && ...));
-    (write_binding(bindings), ...);
-    rebind_path path = rebind_path::none;
-    ((path = std::max(path, rebind_one<name_hash(B::name.view())>())), ...);
-    return path;
+    using readers = rebind_readers<G, name_hash(B::name.view())...>;
+    const std::array<bool, sizeof...(B)> changed{arena_->write_changed(bindings)...};
+    std::array<std::uint32_t, readers::entries.size()> dirty{};
+    std::size_t count = 0;
+    for (const auto& e : readers::entries) {
+      bool reads_changed = false;
+      for (std::size_t b = 0; b < sizeof...(B); ++b) reads_changed |= e.reads[b] && changed[b];
+      if (reads_changed) dirty[count++] = e.rank;
+    }
+    rebind_view view(*this, readers::hashes);
+    return apply_rebind(core_, view, std::span<const std::uint32_t>(dirty.data(), count),
+                        arena_->rebind);
   }
 
   /// automatic: prefer_whole_graph_update(); the others force one path.
-  void set_rebind_policy(rebind_policy policy) noexcept { policy_ = policy; }
+  void set_rebind_policy(rebind_policy policy) noexcept { arena_->rebind.policy = policy; }
 
   /// Enables or disables a kernel, memset or memcpy node, by name.
   template <fixed_string Name>
   void set_enabled(bool enabled) {
     constexpr std::uint32_t v = checked_toggle_index<Name>();
-    CUDAG_CUDA_NODE(cudaGraphNodeSetEnabled(core_.native_exec(), arena_->nodes.handles[v],
-                                            enabled ? 1u : 0u),
-                    Name.view());
+    native::set_enabled(core_.native_exec(), arena_->nodes.handles[v], enabled, Name.view());
   }
   template <fixed_string Name>
   [[nodiscard]] bool enabled() const {
     constexpr std::uint32_t v = checked_toggle_index<Name>();
-    unsigned on = 0;
-    CUDAG_CUDA_NODE(cudaGraphNodeGetEnabled(core_.native_exec(), arena_->nodes.handles[v], &on),
-                    Name.view());
-    return on != 0;
+    return native::enabled(core_.native_exec(), arena_->nodes.handles[v], Name.view());
   }
   /// The CUDA node created for a top-level node.
   template <fixed_string Name>
   [[nodiscard]] cudaGraphNode_t node_handle() const {
     constexpr std::uint32_t v = G::shape.node_index(Name.view());
-    static_assert(v != no_index || sizeof(graph_has_no_node<Name>) == 0);
-    return arena_->nodes.handles[v];
+    if constexpr (v == no_index) {
+      static_assert(sizeof(graph_has_no_node<Name>) == 0);
+      return nullptr;
+    } else {
+      return arena_->nodes.handles[v];
+    }
   }
 
 
  private:
   using arena = exec_arena<G>;
-
-  template <class B>
-  void write_binding(const B& b) noexcept {
-    arena_->write(b);
-  }
 
   template <fixed_string Name>
   static consteval std::uint32_t checked_toggle_index() {
@@ -246,65 +258,40 @@ class exec {
     return v;
   }
 
-  template <std::uint64_t Hash>
-  static consteval bool reaches_into_bodies() {
-    for (std::uint32_t v : readers_of<G, Hash>)
-      if (G::shape.kinds[v] == node_kind::child || G::shape.kinds[v] == node_kind::conditional)
-        return true;
-    return false;
-  }
-
-  template <std::uint64_t Hash>
-  rebind_path rebind_one() {
-    constexpr const auto& readers = readers_of<G, Hash>;
-    arena& a = *arena_;
-    if constexpr (readers.size() == 0) {
-      return rebind_path::none;
-    } else {
-      constexpr bool must_update_whole = reaches_into_bodies<Hash>();
-      constexpr bool many = prefer_whole_graph_update(readers.size(), G::node_count);
-      const bool whole = must_update_whole || (policy_ == rebind_policy::automatic
-                                                   ? many
-                                                   : policy_ == rebind_policy::whole_graph_update);
-      if (!whole) {
-        update_nodes<G>(a.nodes, a.state, readers, update_target::exec_node, Hash);
-        for (const std::uint32_t v : readers) a.template_stale[v] = true;
-        return rebind_path::node_setters;
+  /// This graph's nodes, by creation rank, as the shared rebind algorithm
+  /// sees them.
+  class rebind_view final : public rebind_nodes {
+   public:
+    rebind_view(exec& owner, param_hashes hashes) : owner_(owner), hashes_(hashes) {}
+    std::size_t top_level_count() const noexcept override { return G::node_count; }
+    bool needs_whole_update(std::uint32_t rank) const noexcept override {
+      const node_kind k = G::shape.kinds[G::shape.order[rank]];
+      return k == node_kind::child || k == node_kind::conditional;
+    }
+    bool captured(std::uint32_t rank) const noexcept override {
+      return G::shape.kinds[G::shape.order[rank]] == node_kind::captured;
+    }
+    void push(std::uint32_t rank, native::param_target to) override {
+      arena& a = *owner_.arena_;
+      const std::uint32_t v = G::shape.order[rank];
+      const node_entry& e = a.nodes.entries[G::shape.position[v]];
+      e.ops->update(e.body, e.storage, &a.state, a.nodes.handles[v], to, G::shape.names[v], hashes_);
+    }
+    void restore_captured(cudaGraphExec_t) override {
+      arena& a = *owner_.arena_;
+      for (std::uint32_t rank = 0; rank < G::node_count; ++rank) {
+        const std::uint32_t v = G::shape.order[rank];
+        if (G::shape.kinds[v] != node_kind::captured) continue;
+        const node_entry& e = a.nodes.entries[G::shape.position[v]];
+        e.ops->reapply(e.body, e.storage, &a.state, a.nodes.handles[v], G::shape.names[v]);
       }
-      refresh_stale_templates();
-      update_nodes<G>(a.nodes, a.state, readers, update_target::template_node, Hash);
-      cudaGraphExecUpdateResultInfo info{};
-      const cudaError_t code =
-          cudaGraphExecUpdate(core_.native_exec(), core_.native_graph(), &info);
-      if (code != cudaSuccess)
-        throw_cuda_error(code, "cudaGraphExecUpdate", node_name_of(info.errorNode));
-      reapply_captured();
-      return rebind_path::whole_graph_update;
     }
-  }
+    std::string name_of(cudaGraphNode_t node) const override { return owner_.node_name_of(node); }
 
-  /// Nodes changed earlier by exec setters only: bring the template up to
-  /// date before it is applied as a whole.
-  void refresh_stale_templates() {
-    arena& a = *arena_;
-    for (std::uint32_t v = 0; v < G::node_count; ++v) {
-      if (!a.template_stale[v] || G::shape.kinds[v] == node_kind::captured) continue;
-      const node_entry& e = a.nodes.entries[G::shape.position[v]];
-      e.ops->update(e.body, e.storage, &a.state, a.nodes.handles[v], update_target::template_node,
-                    G::shape.names[v], 0);
-      a.template_stale[v] = false;
-    }
-  }
-  /// A template child node cannot take a new recording: after a whole-graph
-  /// update, captured nodes get their latest recording back.
-  void reapply_captured() {
-    arena& a = *arena_;
-    for (std::uint32_t v = 0; v < G::node_count; ++v) {
-      if (G::shape.kinds[v] != node_kind::captured) continue;
-      const node_entry& e = a.nodes.entries[G::shape.position[v]];
-      e.ops->reapply(e.body, e.storage, &a.state, a.nodes.handles[v], G::shape.names[v]);
-    }
-  }
+   private:
+    exec& owner_;
+    param_hashes hashes_;
+  };
 
   /// A callable naming this graph's nodes. Not a lambda: a lambda here
   /// would be named (in its type information) by the whole graph type.
@@ -317,7 +304,6 @@ class exec {
   // first, then the arena the graph's nodes point into.
   std::unique_ptr<arena> arena_;
   exec_core core_;
-  rebind_policy policy_ = rebind_policy::automatic;
 };
 
 /// Lowers and instantiates `graph` with every parameter bound by name.

@@ -217,8 +217,15 @@ template <class G>
     if (r.kind == ref_kind::param && r.hash == param_hash) return true;
   return false;
 }
+template <class G>
+[[nodiscard]] constexpr bool node_reads_any(std::uint32_t v, param_hashes hashes) noexcept {
+  for (const std::uint64_t h : hashes)
+    if (node_reads<G>(v, h)) return true;
+  return false;
+}
 
-/// Top-level nodes of G that read the parameter, directly or in their bodies.
+/// Top-level nodes of G that read the parameter, directly or in their
+/// bodies, by creation rank (their position in G::shape.order).
 template <class G, std::uint64_t Hash>
 consteval std::size_t reader_count() {
   std::size_t n = 0;
@@ -229,30 +236,51 @@ template <class G, std::uint64_t Hash>
 inline constexpr auto readers_of = [] {
   std::array<std::uint32_t, reader_count<G, Hash>()> out{};
   std::size_t k = 0;
-  for (std::uint32_t v = 0; v < G::node_count; ++v)
-    if (node_reads<G>(v, Hash)) out[k++] = v;
+  for (std::uint32_t rank = 0; rank < G::node_count; ++rank)
+    if (node_reads<G>(G::shape.order[rank], Hash)) out[k++] = G::shape.order[rank];
   return out;
 }();
 
-/// Recomputes the listed nodes and sends them to `target`.
-template <class G, std::size_t R>
-void update_nodes(graph_storage<G>& storage, lowering_state& st,
-                  const std::array<std::uint32_t, R>& nodes, update_target target,
-                  std::uint64_t param_hash) {
-  for (const std::uint32_t v : nodes) {
-    const node_entry& e = storage.entries[G::shape.position[v]];
-    e.ops->update(e.body, e.storage, &st, storage.handles[v], target, G::shape.names[v], param_hash);
+/// The nodes a rebind of parameters Hash... may change, by creation rank,
+/// and for each which of the parameters it reads: a rebind recomputes the
+/// nodes reading a parameter whose value changed, in one pass.
+template <class G, std::uint64_t... Hash>
+struct rebind_readers {
+  static constexpr std::array<std::uint64_t, sizeof...(Hash)> hashes{Hash...};
+  static consteval std::size_t count() {
+    std::size_t n = 0;
+    for (std::uint32_t v = 0; v < G::node_count; ++v) n += (node_reads<G>(v, Hash) || ...);
+    return n;
   }
-}
+  struct entry {
+    std::uint32_t rank;                          ///< creation rank of the node
+    std::array<bool, sizeof...(Hash)> reads;     ///< reads[b]: reads the b-th parameter
+  };
+  static constexpr auto entries = [] {
+    std::array<entry, count()> out{};
+    std::size_t k = 0;
+    for (std::uint32_t rank = 0; rank < G::node_count; ++rank) {
+      const std::uint32_t v = G::shape.order[rank];
+      if (!(node_reads<G>(v, Hash) || ...)) continue;
+      out[k].rank = rank;
+      std::size_t b = 0;
+      ((out[k].reads[b++] = node_reads<G>(v, Hash)), ...);
+      ++k;
+    }
+    return out;
+  }();
+};
 
+/// Nested graphs: every node reading one of the parameters, in creation
+/// order, recomputed in the template (exec setters cannot reach them).
 template <class G, class Root>
-void update_readers(const G&, graph_storage<G>& storage, lowering_state& st,
-                    std::uint64_t param_hash) {
-  for (std::uint32_t v = 0; v < G::node_count; ++v) {
-    if (!node_reads<G>(v, param_hash)) continue;
+void update_readers(const G&, graph_storage<G>& storage, lowering_state& st, param_hashes hashes) {
+  for (std::uint32_t rank = 0; rank < G::node_count; ++rank) {
+    const std::uint32_t v = G::shape.order[rank];
+    if (!node_reads_any<G>(v, hashes)) continue;
     const node_entry& e = storage.entries[G::shape.position[v]];
-    e.ops->update(e.body, e.storage, &st, storage.handles[v], update_target::template_node,
-                  G::shape.names[v], param_hash);
+    e.ops->update(e.body, e.storage, &st, storage.handles[v], native::param_target::on_template(),
+                  G::shape.names[v], hashes);
   }
 }
 

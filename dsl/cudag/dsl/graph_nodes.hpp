@@ -36,7 +36,7 @@ void lower_graph(const G& graph, graph_storage<G>& storage, lowering_state& st, 
 /// Nested graphs: every node reading the parameter, updated in the template.
 template <class G, class Root>
 void update_readers(const G& graph, graph_storage<G>& storage, lowering_state& st,
-                    std::uint64_t param_hash);
+                    param_hashes hashes);
 /// Writes G's nodes, dependencies, parameters and conditions.
 template <class G>
 void write_graph(const G& graph, spec_writer w);
@@ -61,13 +61,14 @@ struct child_body : leaf_body {
     lower_graph<G, Root>(graph, s, st, inner.get());
     // Moved, not cloned: the inner nodes keep their handles (for rebinding),
     // and alloc/conditional nodes are allowed inside.
-    const cudaGraphNode_t n = native::add_child(g, deps, inner.get(), true, name);
+    const cudaGraphNode_t n =
+        native::add_child(g, deps, inner.get(), native::child_ownership::move, name);
     (void)inner.release();
     return n;
   }
   template <class Root>
-  void update(storage& s, lowering_state& st, std::uint64_t param_hash) const {
-    update_readers<G, Root>(graph, s, st, param_hash);
+  void update(storage& s, lowering_state& st, param_hashes hashes) const {
+    update_readers<G, Root>(graph, s, st, hashes);
   }
   void write_spec(spec_writer& w, std::string_view name) const { write_graph(graph, w.child(name)); }
 };
@@ -87,8 +88,8 @@ struct empty_body : leaf_body {
                         native::deps_span deps, std::string_view name) const {
     return native::add_empty(g, deps, name);
   }
-  void update(storage&, lowering_state&, const ref_slot*, cudaGraphNode_t, update_target,
-              std::string_view, std::uint64_t) const {}
+  void update(storage&, lowering_state&, const ref_slot*, cudaGraphNode_t, native::param_target,
+              std::string_view, param_hashes) const {}
   void write_spec(spec_writer& w, std::string_view name) const { w.empty(name); }
 };
 
@@ -115,19 +116,12 @@ struct event_body : leaf_body {
       return native::add_event_wait(g, deps, e, name);
   }
   void update(storage&, lowering_state& st, const ref_slot* slots, cudaGraphNode_t node,
-              update_target target, std::string_view name, std::uint64_t) const {
+              native::param_target to, std::string_view name, param_hashes) const {
     const cudaEvent_t e = resolve<cudaEvent_t>(event, st.values, slots, 0);
-    if constexpr (Record) {
-      if (target == update_target::exec_node)
-        CUDAG_CUDA_NODE(cudaGraphExecEventRecordNodeSetEvent(st.exec, node, e), name);
-      else
-        CUDAG_CUDA_NODE(cudaGraphEventRecordNodeSetEvent(node, e), name);
-    } else {
-      if (target == update_target::exec_node)
-        CUDAG_CUDA_NODE(cudaGraphExecEventWaitNodeSetEvent(st.exec, node, e), name);
-      else
-        CUDAG_CUDA_NODE(cudaGraphEventWaitNodeSetEvent(node, e), name);
-    }
+    if constexpr (Record)
+      native::set_event_record(to, node, e, name);
+    else
+      native::set_event_wait(to, node, e, name);
   }
   void write_spec(spec_writer& w, std::string_view name) const {
     if constexpr (Record)
@@ -194,12 +188,8 @@ struct conditional_body : leaf_body {
   template <class Root>
   cudaGraphNode_t lower(storage& s, lowering_state& st, const ref_slot* slots, cudaGraph_t g,
                         native::deps_span deps, std::string_view name) const {
-    constexpr cudaGraphConditionalNodeType type =
-        Kind == conditional_kind::while_loop    ? cudaGraphCondTypeWhile
-        : Kind == conditional_kind::switch_case ? cudaGraphCondTypeSwitch
-                                                : cudaGraphCondTypeIf;
     std::array<cudaGraph_t, sizeof...(G)> targets{};
-    const cudaGraphNode_t n = native::add_conditional(g, deps, st.values.conditions[slots[0]], type,
+    const cudaGraphNode_t n = native::add_conditional(g, deps, st.values.conditions[slots[0]], Kind,
                                                       unsigned(sizeof...(G)), targets, name);
     lower_bodies<Root>(s, st, targets, std::index_sequence_for<G...>{});
     return n;
@@ -210,13 +200,13 @@ struct conditional_body : leaf_body {
     (lower_graph<G, Root>(hana::at_c<I>(bodies), hana::at_c<I>(s), st, targets[I]), ...);
   }
   template <class Root>
-  void update(storage& s, lowering_state& st, std::uint64_t param_hash) const {
-    update_bodies<Root>(s, st, param_hash, std::index_sequence_for<G...>{});
+  void update(storage& s, lowering_state& st, param_hashes hashes) const {
+    update_bodies<Root>(s, st, hashes, std::index_sequence_for<G...>{});
   }
   template <class Root, std::size_t... I>
-  void update_bodies(storage& s, lowering_state& st, std::uint64_t param_hash,
+  void update_bodies(storage& s, lowering_state& st, param_hashes hashes,
                      std::index_sequence<I...>) const {
-    (update_readers<G, Root>(hana::at_c<I>(bodies), hana::at_c<I>(s), st, param_hash), ...);
+    (update_readers<G, Root>(hana::at_c<I>(bodies), hana::at_c<I>(s), st, hashes), ...);
   }
   void write_spec(spec_writer& w, std::string_view name) const {
     w.conditional(name, Kind, Condition::name.view(), sizeof...(G));

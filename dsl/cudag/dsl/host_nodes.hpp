@@ -42,9 +42,10 @@ struct host_body : leaf_body {
   F function;
   node_tuple<S...> args;
 
+  using values_type = node_tuple<arg_type<S>...>;
   struct storage {
-    node_tuple<arg_type<S>...> values;
-    native::host_call call;
+    values_type values;                       ///< the arguments' current values
+    std::shared_ptr<native::host_call> call;  ///< what the graph's node runs
   };
   static constexpr auto arg_ref = ref_positions<S...>();
   void fill(storage& s, const value_tables& values, const ref_slot* slots) const noexcept {
@@ -56,30 +57,40 @@ struct host_body : leaf_body {
     ((hana::at_c<I>(s.values) = resolve<arg_type<S>>(hana::at_c<I>(args), values, slots, arg_ref[I])), ...);
   }
   template <std::size_t... I>
-  void run(const storage& s, std::index_sequence<I...>) const {
+  void run(const values_type& values, std::index_sequence<I...>) const {
     if constexpr (std::is_invocable_v<const F&, const arg_type<S>&...>) {
-      function(hana::at_c<I>(s.values)...);
+      function(hana::at_c<I>(values)...);
     } else {
       F f = function;  // a mutable callable: call a copy
-      f(hana::at_c<I>(s.values)...);
+      f(hana::at_c<I>(values)...);
     }
+  }
+  /// A call on a snapshot of the current values: a launch still pending
+  /// keeps the values it was launched with when a rebind replaces the call.
+  std::shared_ptr<native::host_call> make_call(const storage& s, const lowering_state& st,
+                                               std::string_view name) const {
+    auto call = std::make_shared<native::host_call>();
+    call->node.assign(name);
+    call->failures = st.host_failures;
+    call->body = [body = this, snapshot = std::make_shared<const values_type>(s.values)] {
+      body->run(*snapshot, std::index_sequence_for<S...>{});
+    };
+    return call;
   }
 
   cudaGraphNode_t lower(storage& s, lowering_state& st, const ref_slot* slots, cudaGraph_t g,
                         native::deps_span deps, std::string_view name) const {
     fill(s, st.values, slots);
-    s.call.node.assign(name);
-    s.call.failures = st.host_failures;
-    // Two pointers: fits std::function's inline storage, no allocation.
-    s.call.body = [body = this, values = &s] { body->run(*values, std::index_sequence_for<S...>{}); };
-    const cudaHostNodeParams p = s.call.params();
-    return native::add_host(g, deps, p, name);
+    s.call = make_call(s, st, name);
+    return native::add_host(g, deps, s.call->params(), name);
   }
-  /// The node reads its arguments from `storage` when it runs: a rebind
-  /// rewrites them there (see exec.hpp on in-flight launches).
-  void update(storage& s, lowering_state& st, const ref_slot* slots, cudaGraphNode_t, update_target,
-              std::string_view, std::uint64_t) const {
+  void update(storage& s, lowering_state& st, const ref_slot* slots, cudaGraphNode_t node,
+              native::param_target to, std::string_view name, param_hashes) const {
     fill(s, st.values, slots);
+    std::shared_ptr<native::host_call> fresh = make_call(s, st, name);
+    native::set_host(to, node, fresh->params(), name);
+    if (st.retired) st.retired->add(std::move(s.call));
+    s.call = std::move(fresh);
   }
   void write_spec(spec_writer& w, std::string_view name) const {
     write_spec_at(w, name, std::index_sequence_for<S...>{});
@@ -126,7 +137,7 @@ struct captured_body : leaf_body {
   unique_graph record_now(storage& s, lowering_state& st, const ref_slot* slots,
                           std::string_view name) const {
     fill_at(s, st.values, slots, std::index_sequence_for<S...>{});
-    return record_by_capture(st.stream_for_capture(), name, [&](cudaStream_t stream) {
+    return native::record_by_capture(st.stream_for_capture(), name, [&](cudaStream_t stream) {
       invoke_record(stream, s, std::index_sequence_for<S...>{});
     });
   }
@@ -143,17 +154,18 @@ struct captured_body : leaf_body {
   cudaGraphNode_t lower(storage& s, lowering_state& st, const ref_slot* slots, cudaGraph_t g,
                         native::deps_span deps, std::string_view name) const {
     s.latest = record_now(s, st, slots, name);
-    return native::add_child(g, deps, s.latest.get(), false, name);  // cloned
+    return native::add_child(g, deps, s.latest.get(), native::child_ownership::clone, name);
   }
   /// Recorded again; the exec's child node takes the new recording. Applied
   /// to the executable graph in both modes (a template child cannot be set).
   void update(storage& s, lowering_state& st, const ref_slot* slots, cudaGraphNode_t node,
-              update_target, std::string_view name, std::uint64_t) const {
-    s.latest = record_now(s, st, slots, name);
-    reapply(s, st, node, name);
+              native::param_target, std::string_view name, param_hashes) const {
+    unique_graph recorded = record_now(s, st, slots, name);
+    native::set_child(native::param_target::on_exec(st.exec), node, recorded.get(), name);
+    s.latest = std::move(recorded);
   }
   void reapply(storage& s, lowering_state& st, cudaGraphNode_t node, std::string_view name) const {
-    CUDAG_CUDA_NODE(cudaGraphExecChildGraphNodeSetParams(st.exec, node, s.latest.get()), name);
+    native::set_child(native::param_target::on_exec(st.exec), node, s.latest.get(), name);
   }
   void write_spec(spec_writer& w, std::string_view name) const {
     write_spec_at(w, name, std::index_sequence_for<S...>{});

@@ -41,7 +41,7 @@ struct dynamic_kernel {
 template <class Grid>
 [[nodiscard]] constexpr dim3 fixed_grid(const Grid& grid) noexcept {
   if constexpr (requires { grid.per_block; }) {
-    return dim3(static_cast<unsigned>((grid.count + grid.per_block - 1) / grid.per_block));
+    return dim3(native::blocks_for(grid.count, grid.per_block));
   } else {
     return dim3(grid);
   }
@@ -76,7 +76,7 @@ struct kernel_body<Function, Grid, type_list<P...>, node_tuple<S...>> : leaf_bod
     dim3 g;
     if constexpr (grid_from_param) {
       const auto count = resolve<std::size_t>(grid.count, values, slots, 0);
-      g = dim3(static_cast<unsigned>((count + grid.per_block - 1) / grid.per_block));
+      g = dim3(native::blocks_for(count, grid.per_block));
     } else {
       g = fixed_grid(grid);
     }
@@ -97,12 +97,9 @@ struct kernel_body<Function, Grid, type_list<P...>, node_tuple<S...>> : leaf_bod
     return native::add_kernel(g, deps, s.params, name);
   }
   void update(storage& s, lowering_state& st, const ref_slot* slots, cudaGraphNode_t node,
-              update_target target, std::string_view name, std::uint64_t) const {
+              native::param_target to, std::string_view name, param_hashes) const {
     fill(s, st.values, slots);
-    if (target == update_target::exec_node)
-      CUDAG_CUDA_NODE(cudaGraphExecKernelNodeSetParams(st.exec, node, &s.params), name);
-    else
-      CUDAG_CUDA_NODE(cudaGraphKernelNodeSetParams(node, &s.params), name);
+    native::set_kernel(to, node, s.params, name);
   }
 
   void write_spec(spec_writer& w, std::string_view name) const {

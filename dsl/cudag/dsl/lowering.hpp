@@ -16,15 +16,14 @@
 
 namespace cudag::dsl {
 
-/// Where a recomputed node's parameters go.
-enum class update_target {
-  exec_node,      ///< cudaGraphExec*SetParams on the instantiated graph
-  template_node,  ///< cudaGraph*SetParams on the template (then cudaGraphExecUpdate)
-};
+/// The parameters a rebind changed (name hashes): nodes in nested graphs
+/// that read any of them are recomputed.
+using param_hashes = std::span<const std::uint64_t>;
 
 struct lowering_state {
   value_tables values;
   std::shared_ptr<host_failure_sink> host_failures;
+  std::shared_ptr<retired_objects> retired;  ///< host-node snapshots a rebind replaced
   cudaStream_t capture_stream = nullptr;  ///< created on first use
   unique_stream owned_capture_stream;
   cudaGraphExec_t exec = nullptr;         ///< set once instantiated
@@ -37,22 +36,5 @@ struct lowering_state {
     return capture_stream;
   }
 };
-
-/// Records `record(stream)` by stream capture into a fresh graph.
-template <class Record>
-[[nodiscard]] unique_graph record_by_capture(cudaStream_t stream, std::string_view node,
-                                             Record&& record) {
-  CUDAG_CUDA_NODE(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), node);
-  cudaGraph_t recorded = nullptr;
-  try {
-    record(stream);
-  } catch (...) {
-    (void)cudaStreamEndCapture(stream, &recorded);
-    if (recorded) (void)cudaGraphDestroy(recorded);
-    throw;
-  }
-  CUDAG_CUDA_NODE(cudaStreamEndCapture(stream, &recorded), node);
-  return unique_graph(recorded);
-}
 
 }  // namespace cudag::dsl

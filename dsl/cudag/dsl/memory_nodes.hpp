@@ -42,17 +42,12 @@ struct memcpy_body : leaf_body {
   cudaGraphNode_t lower(storage& s, lowering_state& st, const ref_slot* slots, cudaGraph_t g,
                         native::deps_span deps, std::string_view name) const {
     fill(s, st.values, slots);
-    cudaGraphNode_t n = nullptr;
-    CUDAG_CUDA_NODE(cudaGraphAddMemcpyNode(&n, g, deps.data(), deps.size(), &s.params), name);
-    return n;
+    return native::add_memcpy(g, deps, s.params, name);
   }
   void update(storage& s, lowering_state& st, const ref_slot* slots, cudaGraphNode_t node,
-              update_target target, std::string_view name, std::uint64_t) const {
+              native::param_target to, std::string_view name, param_hashes) const {
     fill(s, st.values, slots);
-    if (target == update_target::exec_node)
-      CUDAG_CUDA_NODE(cudaGraphExecMemcpyNodeSetParams(st.exec, node, &s.params), name);
-    else
-      CUDAG_CUDA_NODE(cudaGraphMemcpyNodeSetParams(node, &s.params), name);
+    native::set_memcpy(to, node, s.params, name);
   }
   void write_spec(spec_writer& w, std::string_view name) const {
     w.memcpy(name, spec_view<void*>(dst), spec_view<const void*>(src), bytes, direction);
@@ -90,13 +85,8 @@ struct memset_body : leaf_body {
     const fill_type v = resolve<fill_type>(fill_value, values, slots, arg_ref[1]);
     unsigned bits = 0;
     std::memcpy(&bits, &v, sizeof(fill_type));
-    s.params = cudaMemsetParams{};
-    s.params.dst = resolve<void*>(dst, values, slots, arg_ref[0]);
-    s.params.pitch = height > 1 ? pitch_bytes : 0;
-    s.params.value = bits;
-    s.params.elementSize = sizeof(fill_type);
-    s.params.width = width;
-    s.params.height = height;
+    s.params = native::memset_params(resolve<void*>(dst, values, slots, arg_ref[0]), bits,
+                                     sizeof(fill_type), width, height, pitch_bytes);
   }
   cudaGraphNode_t lower(storage& s, lowering_state& st, const ref_slot* slots, cudaGraph_t g,
                         native::deps_span deps, std::string_view name) const {
@@ -104,12 +94,9 @@ struct memset_body : leaf_body {
     return native::add_memset(g, deps, s.params, name);
   }
   void update(storage& s, lowering_state& st, const ref_slot* slots, cudaGraphNode_t node,
-              update_target target, std::string_view name, std::uint64_t) const {
+              native::param_target to, std::string_view name, param_hashes) const {
     fill(s, st.values, slots);
-    if (target == update_target::exec_node)
-      CUDAG_CUDA_NODE(cudaGraphExecMemsetNodeSetParams(st.exec, node, &s.params), name);
-    else
-      CUDAG_CUDA_NODE(cudaGraphMemsetNodeSetParams(node, &s.params), name);
+    native::set_memset(to, node, s.params, name);
   }
   void write_spec(spec_writer& w, std::string_view name) const {
     w.memset(name, spec_view<void*>(dst), spec_view<fill_type>(fill_value),
@@ -159,8 +146,8 @@ struct alloc_body : leaf_body {
     const_cast<void**>(st.values.buffers)[slots[0]] = a.pointer;
     return a.node;
   }
-  void update(storage&, lowering_state&, const ref_slot*, cudaGraphNode_t, update_target,
-              std::string_view, std::uint64_t) const {}
+  void update(storage&, lowering_state&, const ref_slot*, cudaGraphNode_t, native::param_target,
+              std::string_view, param_hashes) const {}
   void write_spec(spec_writer& w, std::string_view name) const {
     w.mem_alloc(name, Buffer.view(), count * sizeof(T), device);
   }
@@ -184,8 +171,8 @@ struct free_body : leaf_body {
                         native::deps_span deps, std::string_view name) const {
     return native::add_mem_free(g, deps, st.values.buffers[slots[0]], name);
   }
-  void update(storage&, lowering_state&, const ref_slot*, cudaGraphNode_t, update_target,
-              std::string_view, std::uint64_t) const {}
+  void update(storage&, lowering_state&, const ref_slot*, cudaGraphNode_t, native::param_target,
+              std::string_view, param_hashes) const {}
   void write_spec(spec_writer& w, std::string_view name) const { w.mem_free(name, Buffer.view()); }
 };
 

@@ -94,7 +94,7 @@ struct node_ops {
   cudaGraphNode_t (*lower)(const void* body, void* storage, void* state, cudaGraph_t target,
                            native::deps_span deps, std::string_view name);
   void (*update)(const void* body, void* storage, void* state, cudaGraphNode_t node,
-                 update_target target, std::string_view name, std::uint64_t param_hash);
+                 native::param_target to, std::string_view name, param_hashes hashes);
   void (*reapply)(const void* body, void* storage, void* state, cudaGraphNode_t node,
                   std::string_view name);
 };
@@ -126,10 +126,10 @@ struct leaf_ops {
                                                  st.slots, target, deps, name);
   }
   static void update(const void* body, void* s, void* state, cudaGraphNode_t node,
-                     update_target target, std::string_view name, std::uint64_t param_hash) {
+                     native::param_target to, std::string_view name, param_hashes hashes) {
     stored& st = *static_cast<stored*>(s);
     static_cast<const Body*>(body)->update(st.storage, *static_cast<lowering_state*>(state), st.slots,
-                                           node, target, name, param_hash);
+                                           node, to, name, hashes);
   }
   static void reapply(const void* body, void* s, void* state, cudaGraphNode_t node,
                       std::string_view name) {
@@ -151,11 +151,11 @@ struct nesting_ops {
     return static_cast<const Body*>(body)->template lower<Root>(
         st.storage, *static_cast<lowering_state*>(state), st.slots, target, deps, name);
   }
-  static void update(const void* body, void* s, void* state, cudaGraphNode_t, update_target,
-                     std::string_view, std::uint64_t param_hash) {
+  static void update(const void* body, void* s, void* state, cudaGraphNode_t, native::param_target,
+                     std::string_view, param_hashes hashes) {
     static_cast<const Body*>(body)->template update<Root>(static_cast<stored*>(s)->storage,
                                                           *static_cast<lowering_state*>(state),
-                                                          param_hash);
+                                                          hashes);
   }
   static void reapply(const void*, void*, void*, cudaGraphNode_t, std::string_view) {}
   static constexpr node_ops table{&lower, &update, &reapply};

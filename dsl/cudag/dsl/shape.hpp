@@ -308,13 +308,23 @@ template <shape_sizes S, std::size_t A>
       succ[succ_fill[g.deps[k]]++] = v;
       ++indegree[v];
     }
-  std::size_t head = 0, tail = 0;
+  // Among ready nodes the one declared first (a min-heap): the order the
+  // run-time engine's Kahn walk takes, so that both front ends create nodes
+  // in one order and cudaGraphExecUpdate pairs their graphs.
+  std::array<std::uint32_t, N> ready{};
+  std::size_t ready_count = 0, tail = 0;
+  constexpr auto later = [](std::uint32_t a, std::uint32_t b) { return a > b; };
   for (std::uint32_t v = 0; v < N; ++v)
-    if (indegree[v] == 0) g.order[tail++] = v;
-  while (head < tail) {
-    const std::uint32_t v = g.order[head++];
+    if (indegree[v] == 0) ready[ready_count++] = v;  // ascending: already a min-heap
+  while (ready_count > 0) {
+    std::pop_heap(ready.begin(), ready.begin() + ready_count, later);
+    const std::uint32_t v = ready[--ready_count];
+    g.order[tail++] = v;
     for (std::uint32_t k = succ_begin[v]; k < succ_begin[v + 1]; ++k)
-      if (--indegree[succ[k]] == 0) g.order[tail++] = succ[k];
+      if (--indegree[succ[k]] == 0) {
+        ready[ready_count++] = succ[k];
+        std::push_heap(ready.begin(), ready.begin() + ready_count, later);
+      }
   }
 
   // ------------------------------------------------------------ cycle path --

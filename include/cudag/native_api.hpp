@@ -1,0 +1,104 @@
+#pragma once
+// The seam under every native graph call cudag makes: one table of function
+// pointers with the CUDA runtime's signatures, read through api(). The
+// library installs the CUDA runtime's own functions; a test installs a
+// recorder (cudag/native_recorder.hpp) to lower, instantiate, rebind and
+// update graphs without a GPU, and to make a chosen call fail.
+//
+// Only the per-kind node table (cudag/native_nodes.hpp, compiled in
+// src/native/native_nodes.cpp) and the exec core call through it. The cost
+// is one load and one indirect call per native call, against about a
+// microsecond for the cheapest graph call (docs/benchmarks.md measures it).
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+
+namespace cudag::native {
+
+struct api_table {
+  // graphs and nodes
+  cudaError_t (*graph_create)(cudaGraph_t*, unsigned int);
+  cudaError_t (*graph_destroy)(cudaGraph_t);
+  cudaError_t (*add_kernel_node)(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*,
+                                 std::size_t, const cudaKernelNodeParams*);
+  cudaError_t (*add_memcpy_node)(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*,
+                                 std::size_t, const cudaMemcpy3DParms*);
+  cudaError_t (*add_memset_node)(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*,
+                                 std::size_t, const cudaMemsetParams*);
+  cudaError_t (*add_host_node)(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*, std::size_t,
+                               const cudaHostNodeParams*);
+  cudaError_t (*add_child_graph_node)(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*,
+                                      std::size_t, cudaGraph_t);
+  cudaError_t (*add_empty_node)(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*,
+                                std::size_t);
+  cudaError_t (*add_event_record_node)(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*,
+                                       std::size_t, cudaEvent_t);
+  cudaError_t (*add_event_wait_node)(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*,
+                                     std::size_t, cudaEvent_t);
+  cudaError_t (*add_mem_alloc_node)(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*,
+                                    std::size_t, cudaMemAllocNodeParams*);
+  cudaError_t (*add_mem_free_node)(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*,
+                                   std::size_t, void*);
+  /// Generic add (conditional nodes, child graphs moved in).
+  cudaError_t (*add_node)(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*,
+                          const cudaGraphEdgeData*, std::size_t, cudaGraphNodeParams*);
+  cudaError_t (*conditional_handle_create)(cudaGraphConditionalHandle*, cudaGraph_t, unsigned int,
+                                           unsigned int);
+  cudaError_t (*kernel_node_set_attribute)(cudaGraphNode_t, cudaLaunchAttributeID,
+                                           const cudaLaunchAttributeValue*);
+
+  // parameters on the template graph
+  cudaError_t (*kernel_node_set_params)(cudaGraphNode_t, const cudaKernelNodeParams*);
+  cudaError_t (*memcpy_node_set_params)(cudaGraphNode_t, const cudaMemcpy3DParms*);
+  cudaError_t (*memset_node_set_params)(cudaGraphNode_t, const cudaMemsetParams*);
+  cudaError_t (*host_node_set_params)(cudaGraphNode_t, const cudaHostNodeParams*);
+  cudaError_t (*event_record_node_set_event)(cudaGraphNode_t, cudaEvent_t);
+  cudaError_t (*event_wait_node_set_event)(cudaGraphNode_t, cudaEvent_t);
+
+  // parameters on the executable graph
+  cudaError_t (*exec_kernel_node_set_params)(cudaGraphExec_t, cudaGraphNode_t,
+                                             const cudaKernelNodeParams*);
+  cudaError_t (*exec_memcpy_node_set_params)(cudaGraphExec_t, cudaGraphNode_t,
+                                             const cudaMemcpy3DParms*);
+  cudaError_t (*exec_memset_node_set_params)(cudaGraphExec_t, cudaGraphNode_t,
+                                             const cudaMemsetParams*);
+  cudaError_t (*exec_host_node_set_params)(cudaGraphExec_t, cudaGraphNode_t,
+                                           const cudaHostNodeParams*);
+  cudaError_t (*exec_event_record_node_set_event)(cudaGraphExec_t, cudaGraphNode_t, cudaEvent_t);
+  cudaError_t (*exec_event_wait_node_set_event)(cudaGraphExec_t, cudaGraphNode_t, cudaEvent_t);
+  cudaError_t (*exec_child_graph_node_set_params)(cudaGraphExec_t, cudaGraphNode_t, cudaGraph_t);
+  cudaError_t (*node_set_enabled)(cudaGraphExec_t, cudaGraphNode_t, unsigned int);
+  cudaError_t (*node_get_enabled)(cudaGraphExec_t, cudaGraphNode_t, unsigned int*);
+
+  // executable graphs
+  cudaError_t (*instantiate)(cudaGraphExec_t*, cudaGraph_t, cudaGraphInstantiateParams*);
+  cudaError_t (*exec_update)(cudaGraphExec_t, cudaGraph_t, cudaGraphExecUpdateResultInfo*);
+  cudaError_t (*exec_destroy)(cudaGraphExec_t);
+  cudaError_t (*launch)(cudaGraphExec_t, cudaStream_t);
+  cudaError_t (*upload)(cudaGraphExec_t, cudaStream_t);
+
+  // streams: the ones lowering records captured work on, and capture itself
+  cudaError_t (*stream_create)(cudaStream_t*, unsigned int);
+  cudaError_t (*stream_destroy)(cudaStream_t);
+  cudaError_t (*stream_synchronize)(cudaStream_t);
+  cudaError_t (*stream_begin_capture)(cudaStream_t, cudaStreamCaptureMode);
+  cudaError_t (*stream_end_capture)(cudaStream_t, cudaGraph_t*);
+  cudaError_t (*get_device)(int*);
+  /// Clears the calling thread's last (non-sticky) error.
+  cudaError_t (*get_last_error)();
+};
+
+/// The table in use. Set once at start-up by the library; replaced only by
+/// install_api() (tests), never while another thread makes native calls.
+extern const api_table* active_api;
+
+[[nodiscard]] inline const api_table& api() noexcept { return *active_api; }
+
+/// The CUDA runtime's own functions.
+[[nodiscard]] const api_table& cuda_runtime_api() noexcept;
+
+/// Makes `table` the one in use and returns the previous one. Every handle
+/// made through a table must be destroyed through the same table.
+const api_table* install_api(const api_table* table) noexcept;
+
+}  // namespace cudag::native

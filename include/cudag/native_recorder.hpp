@@ -1,0 +1,115 @@
+#pragma once
+// A stand-in for CUDA under the native seam (native_api.hpp): while a
+// recorder lives, every native graph call cudag makes is written down as one
+// line of text instead of reaching CUDA, with fake handles, so that lowering,
+// instantiation, rebinding, updates and enabling run and can be checked on a
+// machine without a GPU:
+//
+//   cudag::native::recorder rec;             // installed until destroyed
+//   rec.name_kernel(&scale, "scale");        // argument bytes become readable
+//   auto e = cudag::instantiate(spec, binds);
+//   e.rebind("x", other);
+//   // rec.calls(): "add_kernel_node n1 g1 deps=[] scale grid=(4,1,1) ..."
+//
+// It also injects faults (fail_call) and counts live handles and misuse (a
+// graph destroyed twice, a handle of another table), for leak checks.
+// One recorder at a time, on one thread; everything made while it is
+// installed must be destroyed before it.
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cudag/native_api.hpp"
+
+namespace cudag::native {
+
+class recorder {
+ public:
+  recorder();
+  ~recorder();
+  recorder(const recorder&) = delete;
+  recorder& operator=(const recorder&) = delete;
+
+  /// Shows `function` as `name` and its arguments as sized byte strings.
+  void name_kernel(const void* function, std::string name, std::vector<std::size_t> param_sizes);
+  template <class... P>
+  void name_kernel(void (*function)(P...), std::string name) {
+    name_kernel(reinterpret_cast<const void*>(function), std::move(name), {sizeof(P)...});
+  }
+  /// Shows a pointer (a buffer, an event, a stream) as `name` wherever it appears.
+  void name_pointer(const void* pointer, std::string name);
+
+  /// Every call so far, one line each, in order.
+  [[nodiscard]] const std::vector<std::string>& calls() const noexcept { return calls_; }
+  /// The calls whose line starts with `function` (e.g. "add_", "exec_").
+  [[nodiscard]] std::vector<std::string> calls_starting(std::string_view function) const;
+  /// All calls, one per line.
+  [[nodiscard]] std::string transcript() const;
+  void clear() noexcept { calls_.clear(); }
+
+  /// Makes the call `index` calls from now (0: the next one) fail with `code`.
+  void fail_call(std::size_t index, cudaError_t code) noexcept;
+  /// Makes the next call of `function` (a line's first word) fail with `code`.
+  void fail_next(std::string_view function, cudaError_t code);
+  /// The next whole-graph update is refused at `node` with `result`.
+  void refuse_next_update(cudaGraphNode_t node, cudaGraphExecUpdateResult result) noexcept;
+  /// Calls made through the seam since construction (failed ones included).
+  [[nodiscard]] std::size_t call_count() const noexcept { return call_count_; }
+
+  [[nodiscard]] std::size_t live_graphs() const noexcept;
+  [[nodiscard]] std::size_t live_execs() const noexcept;
+  [[nodiscard]] std::size_t live_streams() const noexcept;
+  /// Calls that CUDA would reject or that would crash it: destroying a
+  /// handle that is not live, adding to a destroyed graph, a null output...
+  [[nodiscard]] const std::vector<std::string>& misuse() const noexcept { return misuse_; }
+
+  /// Whether node `n` of exec `x` is enabled (as last set through the seam).
+  [[nodiscard]] bool node_enabled(cudaGraphExec_t x, cudaGraphNode_t n) const;
+
+  struct impl;  ///< the seam's functions (native_recorder.cpp)
+
+ private:
+  friend struct impl;
+  enum class handle_kind : std::uint8_t { graph, node, exec, stream, condition };
+  enum class handle_state : std::uint8_t { live, owned_by_node, destroyed };
+  struct handle_info {
+    handle_kind kind;
+    handle_state state;
+    std::string label;
+    std::uintptr_t owner;  ///< a node's graph
+  };
+
+  std::uintptr_t make_handle(handle_kind kind, std::uintptr_t owner = 0);
+  [[nodiscard]] std::string label(const void* handle) const;
+  [[nodiscard]] bool is(const void* handle, handle_kind kind, bool must_be_live = true) const;
+  /// Counts the call; returns the injected failure for it, or cudaSuccess.
+  cudaError_t begin_call(std::string_view function);
+  void record(std::string line) { calls_.push_back(std::move(line)); }
+  void misuse(std::string what);
+
+  const api_table* previous_ = nullptr;
+  std::vector<std::string> calls_;
+  std::vector<std::string> misuse_;
+  std::map<std::uintptr_t, handle_info> handles_;
+  std::map<const void*, std::pair<std::string, std::vector<std::size_t>>> kernels_;
+  std::map<const void*, std::string> pointer_names_;
+  std::map<std::pair<std::uintptr_t, std::uintptr_t>, bool> enabled_;
+  std::size_t counters_[5] = {};  ///< labels per handle kind
+  std::size_t allocations_ = 0;
+  std::size_t condition_handles_ = 0;
+  std::size_t call_count_ = 0;
+  std::size_t fail_at_ = static_cast<std::size_t>(-1);
+  cudaError_t fail_code_ = cudaSuccess;
+  std::string fail_function_;
+  cudaError_t fail_function_code_ = cudaSuccess;
+  cudaGraphNode_t refuse_node_ = nullptr;
+  cudaGraphExecUpdateResult refuse_result_ = cudaGraphExecUpdateSuccess;
+  std::uintptr_t next_handle_ = 0x1000;
+};
+
+}  // namespace cudag::native

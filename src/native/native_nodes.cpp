@@ -1,0 +1,374 @@
+// The per-kind table of native graph operations (native_nodes.hpp) and the
+// CUDA runtime's side of the seam (native_api.hpp): the one file that names
+// the runtime's graph-building functions.
+#include "cudag/native_nodes.hpp"
+
+#include <string>
+
+#include "cudag/native_api.hpp"
+
+namespace cudag::native {
+
+// -------------------------------------------------------------- the seam --
+namespace {
+
+cudaError_t get_last_error() { return cudaGetLastError(); }
+
+const api_table runtime_table{
+    &cudaGraphCreate,
+    &cudaGraphDestroy,
+    &cudaGraphAddKernelNode,
+    &cudaGraphAddMemcpyNode,
+    &cudaGraphAddMemsetNode,
+    &cudaGraphAddHostNode,
+    &cudaGraphAddChildGraphNode,
+    &cudaGraphAddEmptyNode,
+    &cudaGraphAddEventRecordNode,
+    &cudaGraphAddEventWaitNode,
+    &cudaGraphAddMemAllocNode,
+    &cudaGraphAddMemFreeNode,
+    &cudaGraphAddNode,
+    &cudaGraphConditionalHandleCreate,
+    &cudaGraphKernelNodeSetAttribute,
+    &cudaGraphKernelNodeSetParams,
+    &cudaGraphMemcpyNodeSetParams,
+    &cudaGraphMemsetNodeSetParams,
+    &cudaGraphHostNodeSetParams,
+    &cudaGraphEventRecordNodeSetEvent,
+    &cudaGraphEventWaitNodeSetEvent,
+    &cudaGraphExecKernelNodeSetParams,
+    &cudaGraphExecMemcpyNodeSetParams,
+    &cudaGraphExecMemsetNodeSetParams,
+    &cudaGraphExecHostNodeSetParams,
+    &cudaGraphExecEventRecordNodeSetEvent,
+    &cudaGraphExecEventWaitNodeSetEvent,
+    &cudaGraphExecChildGraphNodeSetParams,
+    &cudaGraphNodeSetEnabled,
+    &cudaGraphNodeGetEnabled,
+    &cudaGraphInstantiateWithParams,
+    &cudaGraphExecUpdate,
+    &cudaGraphExecDestroy,
+    &cudaGraphLaunch,
+    &cudaGraphUpload,
+    &cudaStreamCreateWithFlags,
+    &cudaStreamDestroy,
+    &cudaStreamSynchronize,
+    &cudaStreamBeginCapture,
+    &cudaStreamEndCapture,
+    &cudaGetDevice,
+    &get_last_error,
+};
+
+}  // namespace
+
+const api_table* active_api = &runtime_table;
+
+const api_table& cuda_runtime_api() noexcept { return runtime_table; }
+
+const api_table* install_api(const api_table* table) noexcept {
+  const api_table* previous = active_api;
+  active_api = table ? table : &runtime_table;
+  return previous;
+}
+
+// ------------------------------------------------------------ the table --
+namespace {
+
+/// Checks one native call made for node `name`; `call` names the CUDA function.
+inline void check(cudaError_t code, const char* call, std::string_view name) {
+  if (code != cudaSuccess) [[unlikely]] throw_cuda_error(code, call, name);
+}
+
+[[noreturn]] void refuse(std::string_view name, const std::string& why, const char* call) {
+  throw error("node '" + std::string(name) + "': " + why, cudaErrorNotSupported, call,
+              std::string(name));
+}
+
+}  // namespace
+
+cudaGraphNode_t add_kernel(cudaGraph_t g, deps_span deps, const cudaKernelNodeParams& p,
+                           std::string_view name) {
+  cudaGraphNode_t n = nullptr;
+  check(api().add_kernel_node(&n, g, deps.data(), deps.size(), &p), "cudaGraphAddKernelNode", name);
+  return n;
+}
+
+void set_kernel(param_target to, cudaGraphNode_t n, const cudaKernelNodeParams& p,
+                std::string_view name) {
+  if (to.exec)
+    check(api().exec_kernel_node_set_params(to.exec, n, &p), "cudaGraphExecKernelNodeSetParams",
+          name);
+  else
+    check(api().kernel_node_set_params(n, &p), "cudaGraphKernelNodeSetParams", name);
+}
+
+void set_kernel_priority(cudaGraphNode_t n, int priority, std::string_view name) {
+  cudaLaunchAttributeValue value{};
+  value.priority = priority;
+  check(api().kernel_node_set_attribute(n, cudaLaunchAttributePriority, &value),
+        "cudaGraphKernelNodeSetAttribute", name);
+}
+
+cudaMemcpy3DParms memcpy_1d_params(void* dst, const void* src, std::size_t bytes,
+                                   cudaMemcpyKind kind) noexcept {
+  cudaMemcpy3DParms p{};
+  p.srcPtr = cudaPitchedPtr{const_cast<void*>(src), bytes, bytes, 1};
+  p.dstPtr = cudaPitchedPtr{dst, bytes, bytes, 1};
+  p.extent = cudaExtent{bytes, 1, 1};
+  p.kind = kind;
+  return p;
+}
+
+cudaGraphNode_t add_memcpy(cudaGraph_t g, deps_span deps, const cudaMemcpy3DParms& p,
+                           std::string_view name) {
+  cudaGraphNode_t n = nullptr;
+  check(api().add_memcpy_node(&n, g, deps.data(), deps.size(), &p), "cudaGraphAddMemcpyNode", name);
+  return n;
+}
+
+void set_memcpy(param_target to, cudaGraphNode_t n, const cudaMemcpy3DParms& p,
+                std::string_view name) {
+  if (to.exec)
+    check(api().exec_memcpy_node_set_params(to.exec, n, &p), "cudaGraphExecMemcpyNodeSetParams",
+          name);
+  else
+    check(api().memcpy_node_set_params(n, &p), "cudaGraphMemcpyNodeSetParams", name);
+}
+
+cudaMemsetParams memset_params(void* dst, unsigned bits, unsigned element_size, std::size_t width,
+                               std::size_t height, std::size_t pitch_bytes) noexcept {
+  cudaMemsetParams p{};
+  p.dst = dst;
+  p.value = bits;
+  p.elementSize = element_size;
+  p.width = width;
+  p.height = height;
+  p.pitch = height > 1 ? pitch_bytes : width * element_size;
+  return p;
+}
+
+cudaGraphNode_t add_memset(cudaGraph_t g, deps_span deps, const cudaMemsetParams& p,
+                           std::string_view name) {
+  cudaGraphNode_t n = nullptr;
+  check(api().add_memset_node(&n, g, deps.data(), deps.size(), &p), "cudaGraphAddMemsetNode", name);
+  return n;
+}
+
+void set_memset(param_target to, cudaGraphNode_t n, const cudaMemsetParams& p,
+                std::string_view name) {
+  if (to.exec)
+    check(api().exec_memset_node_set_params(to.exec, n, &p), "cudaGraphExecMemsetNodeSetParams",
+          name);
+  else
+    check(api().memset_node_set_params(n, &p), "cudaGraphMemsetNodeSetParams", name);
+}
+
+cudaGraphNode_t add_host(cudaGraph_t g, deps_span deps, const cudaHostNodeParams& p,
+                         std::string_view name) {
+  cudaGraphNode_t n = nullptr;
+  check(api().add_host_node(&n, g, deps.data(), deps.size(), &p), "cudaGraphAddHostNode", name);
+  return n;
+}
+
+void set_host(param_target to, cudaGraphNode_t n, const cudaHostNodeParams& p,
+              std::string_view name) {
+  if (to.exec)
+    check(api().exec_host_node_set_params(to.exec, n, &p), "cudaGraphExecHostNodeSetParams", name);
+  else
+    check(api().host_node_set_params(n, &p), "cudaGraphHostNodeSetParams", name);
+}
+
+cudaGraphNode_t add_child(cudaGraph_t g, deps_span deps, cudaGraph_t child, child_ownership own,
+                          std::string_view name) {
+  cudaGraphNode_t n = nullptr;
+  if (own == child_ownership::clone) {
+    check(api().add_child_graph_node(&n, g, deps.data(), deps.size(), child),
+          "cudaGraphAddChildGraphNode", name);
+    return n;
+  }
+  cudaGraphNodeParams p{};
+  p.type = cudaGraphNodeTypeGraph;
+  p.graph.graph = child;
+  p.graph.ownership = cudaGraphChildGraphOwnershipMove;
+  check(api().add_node(&n, g, deps.data(), nullptr, deps.size(), &p), "cudaGraphAddNode", name);
+  return n;
+}
+
+void set_child(param_target to, cudaGraphNode_t n, cudaGraph_t child, std::string_view name) {
+  if (!to.exec)
+    refuse(name,
+           "a child graph node of the template graph cannot take a new graph (CUDA has no such "
+           "setter); set it on the executable graph",
+           "cudaGraphExecChildGraphNodeSetParams");
+  check(api().exec_child_graph_node_set_params(to.exec, n, child),
+        "cudaGraphExecChildGraphNodeSetParams", name);
+}
+
+cudaGraphNode_t add_empty(cudaGraph_t g, deps_span deps, std::string_view name) {
+  cudaGraphNode_t n = nullptr;
+  check(api().add_empty_node(&n, g, deps.data(), deps.size()), "cudaGraphAddEmptyNode", name);
+  return n;
+}
+
+cudaGraphNode_t add_event_record(cudaGraph_t g, deps_span deps, cudaEvent_t e,
+                                 std::string_view name) {
+  cudaGraphNode_t n = nullptr;
+  check(api().add_event_record_node(&n, g, deps.data(), deps.size(), e),
+        "cudaGraphAddEventRecordNode", name);
+  return n;
+}
+
+void set_event_record(param_target to, cudaGraphNode_t n, cudaEvent_t e, std::string_view name) {
+  if (to.exec)
+    check(api().exec_event_record_node_set_event(to.exec, n, e),
+          "cudaGraphExecEventRecordNodeSetEvent", name);
+  else
+    check(api().event_record_node_set_event(n, e), "cudaGraphEventRecordNodeSetEvent", name);
+}
+
+cudaGraphNode_t add_event_wait(cudaGraph_t g, deps_span deps, cudaEvent_t e,
+                               std::string_view name) {
+  cudaGraphNode_t n = nullptr;
+  check(api().add_event_wait_node(&n, g, deps.data(), deps.size(), e), "cudaGraphAddEventWaitNode",
+        name);
+  return n;
+}
+
+void set_event_wait(param_target to, cudaGraphNode_t n, cudaEvent_t e, std::string_view name) {
+  if (to.exec)
+    check(api().exec_event_wait_node_set_event(to.exec, n, e), "cudaGraphExecEventWaitNodeSetEvent",
+          name);
+  else
+    check(api().event_wait_node_set_event(n, e), "cudaGraphEventWaitNodeSetEvent", name);
+}
+
+allocation add_mem_alloc(cudaGraph_t g, deps_span deps, std::size_t bytes, int device,
+                         std::string_view name) {
+  if (device < 0) check(api().get_device(&device), "cudaGetDevice", name);
+  cudaMemAllocNodeParams p{};
+  p.poolProps.allocType = cudaMemAllocationTypePinned;
+  p.poolProps.location.type = cudaMemLocationTypeDevice;
+  p.poolProps.location.id = device;
+  p.bytesize = bytes;
+  allocation a;
+  check(api().add_mem_alloc_node(&a.node, g, deps.data(), deps.size(), &p),
+        "cudaGraphAddMemAllocNode", name);
+  a.pointer = p.dptr;
+  return a;
+}
+
+cudaGraphNode_t add_mem_free(cudaGraph_t g, deps_span deps, void* pointer, std::string_view name) {
+  cudaGraphNode_t n = nullptr;
+  check(api().add_mem_free_node(&n, g, deps.data(), deps.size(), pointer), "cudaGraphAddMemFreeNode",
+        name);
+  return n;
+}
+
+cudaGraphConditionalHandle create_condition(cudaGraph_t g, unsigned default_value,
+                                            bool assign_default, std::string_view name) {
+  cudaGraphConditionalHandle h{};
+  check(api().conditional_handle_create(&h, g, default_value,
+                                        assign_default ? cudaGraphCondAssignDefault : 0),
+        "cudaGraphConditionalHandleCreate", name);
+  return h;
+}
+
+namespace {
+cudaGraphConditionalNodeType conditional_type(conditional_kind kind) noexcept {
+  switch (kind) {
+    case conditional_kind::while_loop: return cudaGraphCondTypeWhile;
+    case conditional_kind::switch_case: return cudaGraphCondTypeSwitch;
+    case conditional_kind::if_then:
+    case conditional_kind::if_else: break;
+  }
+  return cudaGraphCondTypeIf;
+}
+}  // namespace
+
+cudaGraphNode_t add_conditional(cudaGraph_t g, deps_span deps, cudaGraphConditionalHandle h,
+                                conditional_kind kind, unsigned body_count,
+                                std::span<cudaGraph_t> bodies_out, std::string_view name) {
+  if (bodies_out.size() < body_count)
+    throw error("conditional node '" + std::string(name) + "': room for " +
+                    std::to_string(bodies_out.size()) + " bodies, " + std::to_string(body_count) +
+                    " needed",
+                cudaErrorInvalidValue, "cudaGraphAddNode", std::string(name));
+  cudaGraphNodeParams p{};
+  p.type = cudaGraphNodeTypeConditional;
+  p.conditional.handle = h;
+  p.conditional.type = conditional_type(kind);
+  p.conditional.size = body_count;
+  cudaGraphNode_t n = nullptr;
+  check(api().add_node(&n, g, deps.data(), nullptr, deps.size(), &p), "cudaGraphAddNode", name);
+  for (unsigned i = 0; i < body_count; ++i) bodies_out[i] = p.conditional.phGraph_out[i];
+  return n;
+}
+
+// ------------------------------------------------------- executable graph --
+namespace {
+std::string_view update_reason(cudaGraphExecUpdateResult r) noexcept {
+  switch (r) {
+    case cudaGraphExecUpdateErrorTopologyChanged: return "the graph's topology changed";
+    case cudaGraphExecUpdateErrorNodeTypeChanged: return "the node's type changed";
+    case cudaGraphExecUpdateErrorFunctionChanged: return "the kernel function changed";
+    case cudaGraphExecUpdateErrorParametersChanged:
+      return "its parameters changed in a way CUDA cannot update";
+    case cudaGraphExecUpdateErrorNotSupported:
+      return "CUDA does not support updating this node (alloc/free nodes, or a conditional's own "
+             "parameters)";
+    case cudaGraphExecUpdateErrorUnsupportedFunctionChange:
+      return "the kernel function changed in an unsupported way";
+    case cudaGraphExecUpdateErrorAttributesChanged: return "the node's attributes changed";
+    default: return "the update was refused";
+  }
+}
+}  // namespace
+
+void update_exec(cudaGraphExec_t exec, cudaGraph_t from, const node_namer& name_of) {
+  cudaGraphExecUpdateResultInfo info{};
+  const cudaError_t code = api().exec_update(exec, from, &info);
+  if (code == cudaSuccess) return;
+  (void)api().get_last_error();
+  std::string node;
+  if (name_of) {
+    if (info.errorNode) node = name_of(info.errorNode);
+    if (node.empty() && info.errorFromNode) node = name_of(info.errorFromNode);
+  }
+  std::string message = "cudaGraphExecUpdate refused the update";
+  if (!node.empty()) message += " at node '" + node + "'";
+  message += ": " + std::string(update_reason(info.result)) + " (" + cudaGetErrorName(code) + ")";
+  throw error(message, code, "cudaGraphExecUpdate", node);
+}
+
+void set_enabled(cudaGraphExec_t exec, cudaGraphNode_t n, bool on, std::string_view name) {
+  check(api().node_set_enabled(exec, n, on ? 1u : 0u), "cudaGraphNodeSetEnabled", name);
+}
+
+bool enabled(cudaGraphExec_t exec, cudaGraphNode_t n, std::string_view name) {
+  unsigned on = 0;
+  check(api().node_get_enabled(exec, n, &on), "cudaGraphNodeGetEnabled", name);
+  return on != 0;
+}
+
+// ---------------------------------------------------------------- capture --
+void begin_capture(cudaStream_t stream, cudaStreamCaptureMode mode, std::string_view name) {
+  check(api().stream_begin_capture(stream, mode), "cudaStreamBeginCapture", name);
+}
+
+unique_graph end_capture(cudaStream_t stream, std::string_view name) {
+  cudaGraph_t graph = nullptr;
+  const cudaError_t code = api().stream_end_capture(stream, &graph);
+  unique_graph owned(graph);
+  if (code != cudaSuccess) owned.reset();
+  check(code, "cudaStreamEndCapture", name);
+  return owned;
+}
+
+void abandon_capture(cudaStream_t stream) noexcept {
+  cudaGraph_t graph = nullptr;
+  (void)api().stream_end_capture(stream, &graph);
+  if (graph) (void)api().graph_destroy(graph);
+  (void)api().get_last_error();  // an invalidated capture must not fail the thread's next call
+}
+
+}  // namespace cudag::native

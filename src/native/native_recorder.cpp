@@ -1,0 +1,573 @@
+// The recorder's side of the native seam: each function writes one line and
+// hands out fake handles; none reaches CUDA.
+#include "cudag/native_recorder.hpp"
+
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+
+namespace cudag::native {
+namespace {
+recorder* current = nullptr;
+
+std::string hex(std::uint64_t v) {
+  char text[24];
+  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(v));
+  return text;
+}
+std::string dims(const dim3& d) {
+  return "(" + std::to_string(d.x) + "," + std::to_string(d.y) + "," + std::to_string(d.z) + ")";
+}
+}  // namespace
+
+/// The seam's functions: static, so that they fit api_table's pointers.
+struct recorder::impl {
+  static recorder& r() { return *current; }
+
+  /// Counts a call; on an injected failure records it and returns the code.
+  static cudaError_t enter(std::string_view function, const std::string& line) {
+    const cudaError_t code = r().begin_call(function);
+    if (code != cudaSuccess) r().record(line + " -> " + cudaGetErrorName(code));
+    return code;
+  }
+
+  static std::string pointer(const void* p) { return r().label(p); }
+
+  static std::string kernel(const cudaKernelNodeParams& p) {
+    std::string s;
+    auto it = r().kernels_.find(p.func);
+    s += it != r().kernels_.end() ? it->second.first : "kernel@" + hex(reinterpret_cast<std::uintptr_t>(p.func));
+    s += " grid=" + dims(p.gridDim) + " block=" + dims(p.blockDim) +
+         " shared=" + std::to_string(p.sharedMemBytes) + " args=[";
+    if (it != r().kernels_.end()) {
+      const auto& sizes = it->second.second;
+      for (std::size_t k = 0; k < sizes.size(); ++k) {
+        if (k) s += ", ";
+        if (p.kernelParams == nullptr || p.kernelParams[k] == nullptr) {
+          s += "null";
+          continue;
+        }
+        std::uint64_t v = 0;
+        std::memcpy(&v, p.kernelParams[k], std::min<std::size_t>(sizes[k], sizeof v));
+        if (sizes[k] == sizeof(void*))
+          s += pointer(reinterpret_cast<const void*>(static_cast<std::uintptr_t>(v)));
+        else
+          s += hex(v);
+      }
+    } else {
+      s += "?";
+    }
+    return s + "]";
+  }
+  static std::string memcpy(const cudaMemcpy3DParms& p) {
+    return "dst=" + pointer(p.dstPtr.ptr) + " src=" + pointer(p.srcPtr.ptr) +
+           " extent=" + std::to_string(p.extent.width) + "x" + std::to_string(p.extent.height) +
+           "x" + std::to_string(p.extent.depth) + " pitch=" + std::to_string(p.dstPtr.pitch) + "/" +
+           std::to_string(p.srcPtr.pitch) + " kind=" + std::to_string(int(p.kind));
+  }
+  static std::string memset(const cudaMemsetParams& p) {
+    return "dst=" + pointer(p.dst) + " value=" + hex(p.value) +
+           " element=" + std::to_string(p.elementSize) + " width=" + std::to_string(p.width) +
+           " height=" + std::to_string(p.height) + " pitch=" + std::to_string(p.pitch);
+  }
+
+  /// Common part of every add: checks the graph and the dependencies.
+  static cudaError_t add(std::string_view function, cudaGraphNode_t* out, cudaGraph_t g,
+                         const cudaGraphNode_t* deps, std::size_t count, const std::string& what) {
+    std::string line(function);
+    line += " " + pointer(g) + " deps=[";
+    for (std::size_t k = 0; k < count; ++k) line += (k ? "," : "") + pointer(deps[k]);
+    line += "] " + what;
+    if (const cudaError_t code = enter(function, line)) return code;
+    if (out == nullptr || !r().is(g, handle_kind::graph, false) ||
+        r().handles_[reinterpret_cast<std::uintptr_t>(g)].state == handle_state::destroyed) {
+      r().misuse(line + ": no output or not a live graph");
+      return cudaErrorInvalidValue;
+    }
+    for (std::size_t k = 0; k < count; ++k) {
+      auto it = r().handles_.find(reinterpret_cast<std::uintptr_t>(deps[k]));
+      if (it == r().handles_.end() || it->second.kind != handle_kind::node ||
+          it->second.state != handle_state::live ||
+          it->second.owner != reinterpret_cast<std::uintptr_t>(g)) {
+        r().misuse(line + ": dependency " + pointer(deps[k]) + " is not a live node of the graph");
+        return cudaErrorInvalidValue;
+      }
+    }
+    *out = reinterpret_cast<cudaGraphNode_t>(
+        r().make_handle(handle_kind::node, reinterpret_cast<std::uintptr_t>(g)));
+    const std::size_t space = line.find(' ');
+    line.insert(space, " " + pointer(*out));
+    r().record(std::move(line));
+    return cudaSuccess;
+  }
+
+  static cudaError_t set(std::string_view function, cudaGraphExec_t x, cudaGraphNode_t n,
+                         const std::string& what) {
+    std::string line(function);
+    if (x) line += " " + pointer(x);
+    line += " " + pointer(n) + " " + what;
+    if (const cudaError_t code = enter(function, line)) return code;
+    if ((x && !r().is(x, handle_kind::exec)) || !r().is(n, handle_kind::node)) {
+      r().misuse(line + ": not a live exec or node");
+      return cudaErrorInvalidValue;
+    }
+    r().record(std::move(line));
+    return cudaSuccess;
+  }
+
+  static cudaError_t simple(std::string_view function, const std::string& line) {
+    if (const cudaError_t code = enter(function, line)) return code;
+    r().record(line);
+    return cudaSuccess;
+  }
+
+  static void destroy_graph_tree(std::uintptr_t g) {
+    auto& h = r().handles_;
+    h[g].state = handle_state::destroyed;
+    for (auto& [id, info] : h) {
+      if (info.kind != handle_kind::node || info.owner != g || info.state == handle_state::destroyed)
+        continue;
+      info.state = handle_state::destroyed;
+      for (auto& [inner, inner_info] : h)
+        if (inner_info.kind == handle_kind::graph && inner_info.owner == id &&
+            inner_info.state == handle_state::owned_by_node)
+          destroy_graph_tree(inner);
+    }
+  }
+
+  // ------------------------------------------------------------ the table --
+  static cudaError_t graph_create(cudaGraph_t* g, unsigned flags) {
+    if (const cudaError_t code = enter("graph_create", "graph_create")) return code;
+    *g = reinterpret_cast<cudaGraph_t>(r().make_handle(handle_kind::graph));
+    r().record("graph_create " + pointer(*g) + " flags=" + std::to_string(flags));
+    return cudaSuccess;
+  }
+  static cudaError_t graph_destroy(cudaGraph_t g) {
+    const std::string line = "graph_destroy " + pointer(g);
+    if (const cudaError_t code = enter("graph_destroy", line)) return code;
+    if (!r().is(g, handle_kind::graph)) {
+      r().misuse(line + ": not a live graph owned by the caller");
+      return cudaErrorInvalidValue;
+    }
+    destroy_graph_tree(reinterpret_cast<std::uintptr_t>(g));
+    r().record(line);
+    return cudaSuccess;
+  }
+  static cudaError_t add_kernel_node(cudaGraphNode_t* o, cudaGraph_t g, const cudaGraphNode_t* d,
+                                     std::size_t n, const cudaKernelNodeParams* p) {
+    return add("add_kernel_node", o, g, d, n, kernel(*p));
+  }
+  static cudaError_t add_memcpy_node(cudaGraphNode_t* o, cudaGraph_t g, const cudaGraphNode_t* d,
+                                     std::size_t n, const cudaMemcpy3DParms* p) {
+    return add("add_memcpy_node", o, g, d, n, memcpy(*p));
+  }
+  static cudaError_t add_memset_node(cudaGraphNode_t* o, cudaGraph_t g, const cudaGraphNode_t* d,
+                                     std::size_t n, const cudaMemsetParams* p) {
+    return add("add_memset_node", o, g, d, n, memset(*p));
+  }
+  static cudaError_t add_host_node(cudaGraphNode_t* o, cudaGraph_t g, const cudaGraphNode_t* d,
+                                   std::size_t n, const cudaHostNodeParams* p) {
+    return add("add_host_node", o, g, d, n, p->fn ? "callable" : "null callable");
+  }
+  static cudaError_t add_child_graph_node(cudaGraphNode_t* o, cudaGraph_t g,
+                                          const cudaGraphNode_t* d, std::size_t n,
+                                          cudaGraph_t child) {
+    if (!r().is(child, handle_kind::graph)) r().misuse("add_child_graph_node: child is not a live graph");
+    return add("add_child_graph_node", o, g, d, n, "clone of " + pointer(child));
+  }
+  static cudaError_t add_empty_node(cudaGraphNode_t* o, cudaGraph_t g, const cudaGraphNode_t* d,
+                                    std::size_t n) {
+    return add("add_empty_node", o, g, d, n, "");
+  }
+  static cudaError_t add_event_record_node(cudaGraphNode_t* o, cudaGraph_t g,
+                                           const cudaGraphNode_t* d, std::size_t n, cudaEvent_t e) {
+    return add("add_event_record_node", o, g, d, n, "event=" + pointer(e));
+  }
+  static cudaError_t add_event_wait_node(cudaGraphNode_t* o, cudaGraph_t g,
+                                         const cudaGraphNode_t* d, std::size_t n, cudaEvent_t e) {
+    return add("add_event_wait_node", o, g, d, n, "event=" + pointer(e));
+  }
+  static cudaError_t add_mem_alloc_node(cudaGraphNode_t* o, cudaGraph_t g, const cudaGraphNode_t* d,
+                                        std::size_t n, cudaMemAllocNodeParams* p) {
+    const cudaError_t code =
+        add("add_mem_alloc_node", o, g, d, n,
+            "bytes=" + std::to_string(p->bytesize) +
+                " device=" + std::to_string(p->poolProps.location.id));
+    if (code == cudaSuccess) {
+      // A fake device address, named after the node so that users read well.
+      p->dptr = reinterpret_cast<void*>(0xd0000000ull + 0x100000ull * r().allocations_++);
+      r().pointer_names_[p->dptr] = "mem@" + pointer(*o);
+      r().calls_.back() += " -> " + pointer(p->dptr);
+    }
+    return code;
+  }
+  static cudaError_t add_mem_free_node(cudaGraphNode_t* o, cudaGraph_t g, const cudaGraphNode_t* d,
+                                       std::size_t n, void* p) {
+    return add("add_mem_free_node", o, g, d, n, "pointer=" + pointer(p));
+  }
+  static cudaError_t add_node(cudaGraphNode_t* o, cudaGraph_t g, const cudaGraphNode_t* d,
+                              const cudaGraphEdgeData*, std::size_t n, cudaGraphNodeParams* p) {
+    if (p->type == cudaGraphNodeTypeGraph) {
+      const bool moved = p->graph.ownership == cudaGraphChildGraphOwnershipMove;
+      if (!r().is(p->graph.graph, handle_kind::graph))
+        r().misuse("add_node: child is not a live graph");
+      const cudaError_t code = add("add_node", o, g, d, n,
+                                   std::string(moved ? "child moved " : "child clone of ") +
+                                       pointer(p->graph.graph));
+      if (code == cudaSuccess && moved) {
+        auto& info = r().handles_[reinterpret_cast<std::uintptr_t>(p->graph.graph)];
+        info.state = handle_state::owned_by_node;
+        info.owner = reinterpret_cast<std::uintptr_t>(*o);
+      }
+      return code;
+    }
+    if (p->type != cudaGraphNodeTypeConditional) return add("add_node", o, g, d, n, "type=?");
+    static const char* const types[] = {"if", "while", "switch"};
+    const auto& c = p->conditional;
+    std::string what = std::string("conditional ") + types[int(c.type) % 3] +
+                       " condition=" + std::to_string(c.handle) + " bodies=" + std::to_string(c.size);
+    const cudaError_t code = add("add_node", o, g, d, n, what);
+    if (code != cudaSuccess) return code;
+    std::string bodies = " ->";
+    for (unsigned k = 0; k < c.size; ++k) {
+      body_graphs_[k] = reinterpret_cast<cudaGraph_t>(
+          r().make_handle(handle_kind::graph, reinterpret_cast<std::uintptr_t>(*o)));
+      r().handles_[reinterpret_cast<std::uintptr_t>(body_graphs_[k])].state =
+          handle_state::owned_by_node;
+      bodies += " " + pointer(body_graphs_[k]);
+    }
+    p->conditional.phGraph_out = body_graphs_;
+    r().calls_.back() += bodies;
+    return cudaSuccess;
+  }
+  static cudaError_t conditional_handle_create(cudaGraphConditionalHandle* h, cudaGraph_t g,
+                                               unsigned def, unsigned flags) {
+    const std::string line = "conditional_handle_create " + pointer(g) +
+                             " default=" + std::to_string(def) + " flags=" + std::to_string(flags);
+    if (const cudaError_t code = enter("conditional_handle_create", line)) return code;
+    if (!r().is(g, handle_kind::graph)) r().misuse(line + ": not a live graph");
+    *h = static_cast<cudaGraphConditionalHandle>(++r().condition_handles_);
+    r().record(line + " -> " + std::to_string(*h));
+    return cudaSuccess;
+  }
+  static cudaError_t kernel_node_set_attribute(cudaGraphNode_t n, cudaLaunchAttributeID id,
+                                               const cudaLaunchAttributeValue* v) {
+    return set("kernel_node_set_attribute", nullptr, n,
+               "attribute=" + std::to_string(int(id)) +
+                   (id == cudaLaunchAttributePriority ? " priority=" + std::to_string(v->priority)
+                                                      : std::string()));
+  }
+  static cudaError_t kernel_node_set_params(cudaGraphNode_t n, const cudaKernelNodeParams* p) {
+    return set("kernel_node_set_params", nullptr, n, kernel(*p));
+  }
+  static cudaError_t memcpy_node_set_params(cudaGraphNode_t n, const cudaMemcpy3DParms* p) {
+    return set("memcpy_node_set_params", nullptr, n, memcpy(*p));
+  }
+  static cudaError_t memset_node_set_params(cudaGraphNode_t n, const cudaMemsetParams* p) {
+    return set("memset_node_set_params", nullptr, n, memset(*p));
+  }
+  static cudaError_t host_node_set_params(cudaGraphNode_t n, const cudaHostNodeParams*) {
+    return set("host_node_set_params", nullptr, n, "callable");
+  }
+  static cudaError_t event_record_node_set_event(cudaGraphNode_t n, cudaEvent_t e) {
+    return set("event_record_node_set_event", nullptr, n, "event=" + pointer(e));
+  }
+  static cudaError_t event_wait_node_set_event(cudaGraphNode_t n, cudaEvent_t e) {
+    return set("event_wait_node_set_event", nullptr, n, "event=" + pointer(e));
+  }
+  static cudaError_t exec_kernel_node_set_params(cudaGraphExec_t x, cudaGraphNode_t n,
+                                                 const cudaKernelNodeParams* p) {
+    return set("exec_kernel_node_set_params", x, n, kernel(*p));
+  }
+  static cudaError_t exec_memcpy_node_set_params(cudaGraphExec_t x, cudaGraphNode_t n,
+                                                 const cudaMemcpy3DParms* p) {
+    return set("exec_memcpy_node_set_params", x, n, memcpy(*p));
+  }
+  static cudaError_t exec_memset_node_set_params(cudaGraphExec_t x, cudaGraphNode_t n,
+                                                 const cudaMemsetParams* p) {
+    return set("exec_memset_node_set_params", x, n, memset(*p));
+  }
+  static cudaError_t exec_host_node_set_params(cudaGraphExec_t x, cudaGraphNode_t n,
+                                               const cudaHostNodeParams*) {
+    return set("exec_host_node_set_params", x, n, "callable");
+  }
+  static cudaError_t exec_event_record_node_set_event(cudaGraphExec_t x, cudaGraphNode_t n,
+                                                      cudaEvent_t e) {
+    return set("exec_event_record_node_set_event", x, n, "event=" + pointer(e));
+  }
+  static cudaError_t exec_event_wait_node_set_event(cudaGraphExec_t x, cudaGraphNode_t n,
+                                                    cudaEvent_t e) {
+    return set("exec_event_wait_node_set_event", x, n, "event=" + pointer(e));
+  }
+  static cudaError_t exec_child_graph_node_set_params(cudaGraphExec_t x, cudaGraphNode_t n,
+                                                      cudaGraph_t child) {
+    if (!r().is(child, handle_kind::graph, false))
+      r().misuse("exec_child_graph_node_set_params: child is not a graph");
+    return set("exec_child_graph_node_set_params", x, n, "child=" + pointer(child));
+  }
+  static cudaError_t node_set_enabled(cudaGraphExec_t x, cudaGraphNode_t n, unsigned on) {
+    const cudaError_t code = set("node_set_enabled", x, n, on ? "on" : "off");
+    if (code == cudaSuccess)
+      r().enabled_[{reinterpret_cast<std::uintptr_t>(x), reinterpret_cast<std::uintptr_t>(n)}] = on;
+    return code;
+  }
+  static cudaError_t node_get_enabled(cudaGraphExec_t x, cudaGraphNode_t n, unsigned* on) {
+    const cudaError_t code = set("node_get_enabled", x, n, "");
+    if (code == cudaSuccess) *on = r().node_enabled(x, n) ? 1 : 0;
+    return code;
+  }
+  static cudaError_t instantiate(cudaGraphExec_t* x, cudaGraph_t g, cudaGraphInstantiateParams* p) {
+    const std::string line = "instantiate " + pointer(g) + " flags=" + std::to_string(p->flags);
+    if (const cudaError_t code = enter("instantiate", line)) {
+      p->result_out = cudaGraphInstantiateError;
+      return code;
+    }
+    if (!r().is(g, handle_kind::graph)) {
+      r().misuse(line + ": not a live graph");
+      return cudaErrorInvalidValue;
+    }
+    *x = reinterpret_cast<cudaGraphExec_t>(r().make_handle(handle_kind::exec));
+    p->result_out = cudaGraphInstantiateSuccess;
+    p->errNode_out = nullptr;
+    r().record(line + " -> " + pointer(*x));
+    return cudaSuccess;
+  }
+  static cudaError_t exec_update(cudaGraphExec_t x, cudaGraph_t g,
+                                 cudaGraphExecUpdateResultInfo* info) {
+    const std::string line = "exec_update " + pointer(x) + " from " + pointer(g);
+    if (r().refuse_node_ != nullptr) {
+      (void)r().begin_call("exec_update");
+      info->result = r().refuse_result_;
+      info->errorNode = r().refuse_node_;
+      info->errorFromNode = nullptr;
+      r().refuse_node_ = nullptr;
+      r().record(line + " -> refused at " + pointer(info->errorNode));
+      return cudaErrorGraphExecUpdateFailure;
+    }
+    if (const cudaError_t code = enter("exec_update", line)) return code;
+    if (!r().is(x, handle_kind::exec) || !r().is(g, handle_kind::graph))
+      r().misuse(line + ": not a live exec or graph");
+    info->result = cudaGraphExecUpdateSuccess;
+    r().record(line);
+    return cudaSuccess;
+  }
+  static cudaError_t exec_destroy(cudaGraphExec_t x) {
+    const std::string line = "exec_destroy " + pointer(x);
+    if (const cudaError_t code = enter("exec_destroy", line)) return code;
+    if (!r().is(x, handle_kind::exec)) {
+      r().misuse(line + ": not a live exec");
+      return cudaErrorInvalidValue;
+    }
+    r().handles_[reinterpret_cast<std::uintptr_t>(x)].state = handle_state::destroyed;
+    r().record(line);
+    return cudaSuccess;
+  }
+  static cudaError_t launch(cudaGraphExec_t x, cudaStream_t s) {
+    if (!r().is(x, handle_kind::exec)) r().misuse("launch: not a live exec");
+    return simple("launch", "launch " + pointer(x) + " stream=" + pointer(s));
+  }
+  static cudaError_t upload(cudaGraphExec_t x, cudaStream_t s) {
+    if (!r().is(x, handle_kind::exec)) r().misuse("upload: not a live exec");
+    return simple("upload", "upload " + pointer(x) + " stream=" + pointer(s));
+  }
+  static cudaError_t stream_create(cudaStream_t* s, unsigned flags) {
+    if (const cudaError_t code = enter("stream_create", "stream_create")) return code;
+    *s = reinterpret_cast<cudaStream_t>(r().make_handle(handle_kind::stream));
+    r().record("stream_create " + pointer(*s) + " flags=" + std::to_string(flags));
+    return cudaSuccess;
+  }
+  static cudaError_t stream_destroy(cudaStream_t s) {
+    const std::string line = "stream_destroy " + pointer(s);
+    if (const cudaError_t code = enter("stream_destroy", line)) return code;
+    if (!r().is(s, handle_kind::stream)) {
+      r().misuse(line + ": not a live stream");
+      return cudaErrorInvalidValue;
+    }
+    r().handles_[reinterpret_cast<std::uintptr_t>(s)].state = handle_state::destroyed;
+    r().record(line);
+    return cudaSuccess;
+  }
+  static cudaError_t stream_synchronize(cudaStream_t s) {
+    return simple("stream_synchronize", "stream_synchronize " + pointer(s));
+  }
+  static cudaError_t stream_begin_capture(cudaStream_t s, cudaStreamCaptureMode mode) {
+    return simple("stream_begin_capture",
+                  "stream_begin_capture " + pointer(s) + " mode=" + std::to_string(int(mode)));
+  }
+  static cudaError_t stream_end_capture(cudaStream_t s, cudaGraph_t* g) {
+    const std::string line = "stream_end_capture " + pointer(s);
+    if (const cudaError_t code = enter("stream_end_capture", line)) {
+      *g = nullptr;
+      return code;
+    }
+    *g = reinterpret_cast<cudaGraph_t>(r().make_handle(handle_kind::graph));
+    r().record(line + " -> " + pointer(*g));
+    return cudaSuccess;
+  }
+  static cudaError_t get_device(int* device) {
+    if (const cudaError_t code = enter("get_device", "get_device")) return code;
+    *device = 0;
+    return cudaSuccess;  // not recorded: a query, not a graph operation
+  }
+  static cudaError_t get_last_error() { return cudaSuccess; }
+
+  static cudaGraph_t body_graphs_[16];
+  static const api_table table;
+};
+
+cudaGraph_t recorder::impl::body_graphs_[16] = {};
+
+const api_table recorder::impl::table{
+    &impl::graph_create,
+    &impl::graph_destroy,
+    &impl::add_kernel_node,
+    &impl::add_memcpy_node,
+    &impl::add_memset_node,
+    &impl::add_host_node,
+    &impl::add_child_graph_node,
+    &impl::add_empty_node,
+    &impl::add_event_record_node,
+    &impl::add_event_wait_node,
+    &impl::add_mem_alloc_node,
+    &impl::add_mem_free_node,
+    &impl::add_node,
+    &impl::conditional_handle_create,
+    &impl::kernel_node_set_attribute,
+    &impl::kernel_node_set_params,
+    &impl::memcpy_node_set_params,
+    &impl::memset_node_set_params,
+    &impl::host_node_set_params,
+    &impl::event_record_node_set_event,
+    &impl::event_wait_node_set_event,
+    &impl::exec_kernel_node_set_params,
+    &impl::exec_memcpy_node_set_params,
+    &impl::exec_memset_node_set_params,
+    &impl::exec_host_node_set_params,
+    &impl::exec_event_record_node_set_event,
+    &impl::exec_event_wait_node_set_event,
+    &impl::exec_child_graph_node_set_params,
+    &impl::node_set_enabled,
+    &impl::node_get_enabled,
+    &impl::instantiate,
+    &impl::exec_update,
+    &impl::exec_destroy,
+    &impl::launch,
+    &impl::upload,
+    &impl::stream_create,
+    &impl::stream_destroy,
+    &impl::stream_synchronize,
+    &impl::stream_begin_capture,
+    &impl::stream_end_capture,
+    &impl::get_device,
+    &impl::get_last_error,
+};
+
+recorder::recorder() {
+  if (current != nullptr) throw std::logic_error("cudag::native::recorder: one recorder at a time");
+  current = this;
+  previous_ = install_api(&impl::table);
+}
+
+recorder::~recorder() {
+  install_api(previous_);
+  current = nullptr;
+}
+
+void recorder::name_kernel(const void* function, std::string name,
+                           std::vector<std::size_t> param_sizes) {
+  kernels_[function] = {std::move(name), std::move(param_sizes)};
+}
+
+void recorder::name_pointer(const void* pointer, std::string name) {
+  pointer_names_[pointer] = std::move(name);
+}
+
+std::vector<std::string> recorder::calls_starting(std::string_view function) const {
+  std::vector<std::string> out;
+  for (const std::string& c : calls_)
+    if (std::string_view(c).substr(0, function.size()) == function) out.push_back(c);
+  return out;
+}
+
+std::string recorder::transcript() const {
+  std::string out;
+  for (const std::string& c : calls_) out += c + "\n";
+  return out;
+}
+
+void recorder::fail_call(std::size_t index, cudaError_t code) noexcept {
+  fail_at_ = call_count_ + index;
+  fail_code_ = code;
+}
+
+void recorder::fail_next(std::string_view function, cudaError_t code) {
+  fail_function_ = function;
+  fail_function_code_ = code;
+}
+
+void recorder::refuse_next_update(cudaGraphNode_t node, cudaGraphExecUpdateResult result) noexcept {
+  refuse_node_ = node;
+  refuse_result_ = result;
+}
+
+cudaError_t recorder::begin_call(std::string_view function) {
+  const std::size_t index = call_count_++;
+  if (index == fail_at_) {
+    fail_at_ = static_cast<std::size_t>(-1);
+    return fail_code_;
+  }
+  if (!fail_function_.empty() && function == fail_function_) {
+    fail_function_.clear();
+    return fail_function_code_;
+  }
+  return cudaSuccess;
+}
+
+void recorder::misuse(std::string what) { misuse_.push_back(std::move(what)); }
+
+std::uintptr_t recorder::make_handle(handle_kind kind, std::uintptr_t owner) {
+  static const char* const prefix[] = {"g", "n", "x", "s", "c"};
+  const std::uintptr_t id = next_handle_;
+  next_handle_ += 0x10;
+  const auto k = static_cast<std::size_t>(kind);
+  handles_[id] = handle_info{kind, handle_state::live, prefix[k] + std::to_string(++counters_[k]),
+                             owner};
+  return id;
+}
+
+std::string recorder::label(const void* handle) const {
+  if (handle == nullptr) return "null";
+  if (auto it = handles_.find(reinterpret_cast<std::uintptr_t>(handle)); it != handles_.end())
+    return it->second.label;
+  if (auto it = pointer_names_.find(handle); it != pointer_names_.end()) return it->second;
+  return hex(reinterpret_cast<std::uintptr_t>(handle));
+}
+
+bool recorder::is(const void* handle, handle_kind kind, bool must_be_live) const {
+  auto it = handles_.find(reinterpret_cast<std::uintptr_t>(handle));
+  if (it == handles_.end() || it->second.kind != kind) return false;
+  return !must_be_live || it->second.state == handle_state::live;
+}
+
+std::size_t recorder::live_graphs() const noexcept {
+  std::size_t n = 0;
+  for (const auto& [id, h] : handles_) n += h.kind == handle_kind::graph && h.state == handle_state::live;
+  return n;
+}
+std::size_t recorder::live_execs() const noexcept {
+  std::size_t n = 0;
+  for (const auto& [id, h] : handles_) n += h.kind == handle_kind::exec && h.state == handle_state::live;
+  return n;
+}
+std::size_t recorder::live_streams() const noexcept {
+  std::size_t n = 0;
+  for (const auto& [id, h] : handles_) n += h.kind == handle_kind::stream && h.state == handle_state::live;
+  return n;
+}
+
+bool recorder::node_enabled(cudaGraphExec_t x, cudaGraphNode_t n) const {
+  auto it = enabled_.find({reinterpret_cast<std::uintptr_t>(x), reinterpret_cast<std::uintptr_t>(n)});
+  return it == enabled_.end() || it->second;
+}
+
+}  // namespace cudag::native
