@@ -139,6 +139,7 @@ template <class G, class... B>
     ;  // see graph.hpp: host-only work is declared, not defined, in the device pass
 #else
 {
+  static_assert(top_level_shape_fits<G>());
   static_assert((binding_fits<G, B>() && ...));
   static_assert(all_bound<G, B...>(std::make_index_sequence<G::sizes.params>{}));
   lowered<G> out(graph);

@@ -64,6 +64,14 @@ template <fixed_string What>
 struct buffer_used_outside_its_lifetime;
 template <fixed_string ConditionAndNodes>
 struct condition_tested_by_two_conditional_nodes;
+template <fixed_string Position>
+struct node_with_empty_name;
+template <fixed_string BufferAndNodes>
+struct buffer_freed_twice;
+template <fixed_string NodeAndBuffer>
+struct buffer_freed_but_never_allocated;
+template <fixed_string ConditionAndReader>
+struct condition_tested_by_no_conditional_node;
 
 template <class... Items>
 struct graph_t {
@@ -93,6 +101,26 @@ consteval bool report_shape_problem() {
     return sizeof(buffer_used_outside_its_lifetime<Message>) == 0;
   else if constexpr (Problem == shape_problem::condition_tested_twice)
     return sizeof(condition_tested_by_two_conditional_nodes<Message>) == 0;
+  else if constexpr (Problem == shape_problem::empty_node_name)
+    return sizeof(node_with_empty_name<Message>) == 0;
+  else if constexpr (Problem == shape_problem::buffer_freed_twice)
+    return sizeof(buffer_freed_twice<Message>) == 0;
+  return true;
+}
+
+/// The problems only a top-level graph can judge: a free of a buffer no node
+/// allocates, a condition no conditional node tests (CUDA refuses to
+/// instantiate with an unused conditional handle). Checked where a graph is
+/// lowered or written as a spec, so the same rules hold as check()'s.
+template <class G>
+consteval bool top_level_shape_fits() {
+  constexpr const auto& s = G::shape;
+  if constexpr (s.orphan_free.size != 0)
+    return sizeof(buffer_freed_but_never_allocated<to_fixed<s.orphan_free.size>(
+                      s.orphan_free.view())>) == 0;
+  else if constexpr (s.untested_condition.size != 0)
+    return sizeof(condition_tested_by_no_conditional_node<to_fixed<s.untested_condition.size>(
+                      s.untested_condition.view())>) == 0;
   return true;
 }
 
@@ -330,6 +358,7 @@ template <class... Items>
     ;
 #else
 {
+  static_assert(top_level_shape_fits<graph_t<Items...>>());
   graph_spec out;
   spec_writer w(out);
   w.set_name(name);

@@ -50,6 +50,9 @@ struct child_body : leaf_body {
   static constexpr node_kind nested_forbidden_kind = G::shape.forbidden_kind;
   static constexpr auto nested_condition_tests = G::shape.condition_tests;
   static constexpr bool nests_graphs = true;
+  /// A buffer freed inside but allocated outside: this node frees it, as the
+  /// enclosing graph sees it (ordering and pairing are checked there).
+  static constexpr std::string_view frees = G::shape.orphan_free_buffer;
 
   G graph;
 
@@ -161,13 +164,28 @@ template <class Condition, class... G>
   return out;
 }
 
-/// The conditions tested inside bodies G..., by path from each body.
-template <class... G>
+/// Whether the nodes of a conditional's bodies are named with the body's
+/// index ("pick[1]/grab"), as nested_prefix() names them at run time.
+[[nodiscard]] constexpr bool bodies_indexed(conditional_kind kind) noexcept {
+  return kind == conditional_kind::if_else || kind == conditional_kind::switch_case;
+}
+
+/// The conditions tested inside bodies G..., by path from the conditional
+/// node: "[1]/inner" for body 1 of a switch, "inner" for a loop's one body.
+template <conditional_kind Kind, class... G>
 [[nodiscard]] consteval auto body_condition_tests() {
   std::array<condition_test, (G::shape.condition_tests.size() + ... + 0)> out{};
-  std::size_t k = 0;
+  std::size_t k = 0, body = 0;
   ((void)[&] {
-    for (const condition_test& t : G::shape.condition_tests) out[k++] = t;
+    for (const condition_test& t : G::shape.condition_tests) {
+      out[k] = t;
+      if (bodies_indexed(Kind)) {
+        out[k].node_path = {};
+        out[k].node_path << "[" << body << "]/" << t.node_path.view();
+      }
+      ++k;
+    }
+    ++body;
   }(), ...);
   return out;
 }
@@ -177,7 +195,7 @@ struct conditional_body : leaf_body {
   static constexpr node_kind kind = node_kind::conditional;
   static constexpr auto refs = conditional_refs<Condition, G...>();
   static constexpr std::string_view owned_condition = Condition::name.view();
-  static constexpr auto nested_condition_tests = body_condition_tests<G...>();
+  static constexpr auto nested_condition_tests = body_condition_tests<Kind, G...>();
   static constexpr bool nests_graphs = true;
 
   node_tuple<G...> bodies;
@@ -218,27 +236,35 @@ struct conditional_body : leaf_body {
   }
 };
 
-/// The first node of a body that CUDA forbids there, as "node/path (kind)".
-template <fixed_string Name, class G>
+/// The first node of a body that CUDA forbids there, as "node/path (kind)"
+/// or "node[body]/path (kind)".
+template <fixed_string Name, conditional_kind Kind, std::size_t Body, class G>
 consteval message_buffer forbidden_body_message() {
   message_buffer m;
-  m << Name.view() << "/" << G::shape.forbidden_path.view() << " (" << kind_name(G::shape.forbidden_kind)
+  m << Name.view();
+  if (bodies_indexed(Kind)) m << "[" << Body << "]";
+  m << "/" << G::shape.forbidden_path.view() << " (" << kind_name(G::shape.forbidden_kind)
     << " node)";
   return m;
 }
 
-template <fixed_string Name, class G>
+template <fixed_string Name, conditional_kind Kind, std::size_t Body, class G>
 consteval bool body_allowed() {
   if constexpr (G::shape.forbidden_path.size != 0) {
-    constexpr message_buffer m = forbidden_body_message<Name, G>();
+    constexpr message_buffer m = forbidden_body_message<Name, Kind, Body, G>();
     return sizeof(node_kind_forbidden_in_conditional_body<to_fixed<m.size>(m.view())>) > 0;
   }
   return true;
 }
 
+template <fixed_string Name, conditional_kind Kind, class... G, std::size_t... Body>
+consteval bool bodies_allowed(std::index_sequence<Body...>) {
+  return (body_allowed<Name, Kind, Body, G>() && ...);
+}
+
 template <fixed_string Name, conditional_kind Kind, class Condition, class... G>
 [[nodiscard]] constexpr auto make_conditional(const G&... bodies) {
-  static_assert((body_allowed<Name, G>() && ...));
+  static_assert(bodies_allowed<Name, Kind, G...>(std::index_sequence_for<G...>{}));
   using body = conditional_body<Kind, Condition, G...>;
   return node_t<Name, body>{body{{}, hana::make_basic_tuple(bodies...)}};
 }
@@ -255,9 +281,16 @@ template <fixed_string Name, class Condition, class G>
 [[nodiscard]] constexpr auto while_loop(Condition, const G& body) {
   return make_conditional<Name, conditional_kind::while_loop, Condition>(body);
 }
+/// Never defined: a switch node declared without a case body.
+template <fixed_string Node>
+struct switch_without_cases;
+
 template <fixed_string Name, class Condition, class... G>
 [[nodiscard]] constexpr auto switch_case(Condition, const G&... cases) {
-  return make_conditional<Name, conditional_kind::switch_case, Condition>(cases...);
+  if constexpr (sizeof...(G) == 0)
+    static_assert(sizeof(switch_without_cases<Name>) == 0);
+  else
+    return make_conditional<Name, conditional_kind::switch_case, Condition>(cases...);
 }
 
 }  // namespace cudag::dsl

@@ -47,7 +47,9 @@ struct node_condition_tests {
       condition_test& t = out[own + k];
       t.hash = inner.hash;
       t.condition = inner.condition;
-      t.node_path << Name.view() << "/" << inner.node_path.view();
+      // "[1]/x" (a body of a switch or if-else) attaches to the name: "pick[1]/x".
+      t.node_path << Name.view() << (inner.node_path.view().starts_with("[") ? "" : "/")
+                  << inner.node_path.view();
     }
     return out;
   }();

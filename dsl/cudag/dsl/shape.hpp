@@ -27,6 +27,8 @@ enum class shape_problem {
   buffer_allocated_twice,
   buffer_outside_lifetime,
   condition_tested_twice,
+  empty_node_name,
+  buffer_freed_twice,
 };
 
 struct shape_sizes {
@@ -139,6 +141,12 @@ struct graph_shape {
   // diagnosis
   shape_problem problem = shape_problem::none;
   message_buffer message;
+  // Problems only a top-level graph can judge (a nested graph's enclosing
+  // graph may allocate the buffer or test the condition): checked by
+  // lower()/instantiate()/to_spec(), see graph.hpp.
+  std::string_view orphan_free_buffer;  ///< first buffer freed here but allocated in no node here
+  message_buffer orphan_free;           ///< "node free_tmp frees buffer tmp"
+  message_buffer untested_condition;    ///< "more (read by node step)"
 
   [[nodiscard]] constexpr std::uint32_t node_index(std::string_view name) const noexcept {
     return find_sorted(node_lookup, name_hash(name), name,
@@ -204,6 +212,10 @@ template <shape_sizes S, std::size_t A>
     g.kinds[n] = it.kind;
     g.owned_condition[n] = it.owns_condition.empty() ? 0 : name_hash(it.owns_condition);
     g.node_lookup[n] = {name_hash(it.name), std::uint32_t(n)};
+    if (it.name.empty() && g.problem == shape_problem::none) {
+      g.problem = shape_problem::empty_node_name;
+      g.message << "#" << std::size_t(n) << " (" << kind_name(it.kind) << " node)";
+    }
     if (!it.conditional_safe && g.forbidden_path.size == 0) {
       g.forbidden_path << it.name;
       if (!it.forbidden_in_body.empty()) g.forbidden_path << "/" << it.forbidden_in_body;
@@ -211,6 +223,7 @@ template <shape_sizes S, std::size_t A>
     }
     ++n;
   }
+  if (g.problem != shape_problem::none) return g;
   unique_refs(g.all_refs, ref_kind::param, g.params, g.param_lookup);
   unique_refs(g.all_refs, ref_kind::buffer, g.buffers, g.buffer_lookup);
   unique_refs(g.all_refs, ref_kind::condition, g.conditions, g.condition_lookup);
@@ -349,6 +362,42 @@ template <shape_sizes S, std::size_t A>
     g.message << g.names[v];
     for (std::uint32_t s = steps; s-- > step_of[v];) g.message << " -> " << g.names[walk[s]];
     return g;
+  }
+
+  // --------------------------------------------- frees: once, of an alloc --
+  for (std::uint32_t f = 0; f < N; ++f) {
+    const item_info& freer = items[g.position[f]];
+    if (freer.frees.empty()) continue;
+    bool allocated_here = false;
+    for (std::uint32_t b = 0; b < N; ++b) {
+      const item_info& other = items[g.position[b]];
+      allocated_here = allocated_here || other.allocates == freer.frees;
+      if (b > f && other.frees == freer.frees) {
+        g.problem = shape_problem::buffer_freed_twice;
+        g.message << freer.frees << " (nodes " << freer.name << " and " << other.name << ")";
+        return g;
+      }
+    }
+    if (!allocated_here && g.orphan_free.size == 0) {
+      g.orphan_free_buffer = freer.frees;
+      g.orphan_free << "node " << freer.name << " frees buffer " << freer.frees;
+    }
+  }
+
+  // --------------------------- every condition tested by a conditional node --
+  for (const ref_info& c : g.conditions) {
+    bool tested = false;
+    for (const condition_test& t : g.condition_tests)
+      tested = tested || (t.hash == c.hash && t.condition == c.name);
+    if (tested) continue;
+    g.untested_condition << c.name;
+    for (std::uint32_t v = 0; v < N; ++v)
+      for (const ref_info& r : items[g.position[v]].refs)
+        if (r.kind == ref_kind::condition && r.hash == c.hash && r.name == c.name &&
+            g.untested_condition.size == c.name.size()) {
+          g.untested_condition << " (read by node " << g.names[v] << ")";
+        }
+    break;
   }
 
   // ------------------------------------------------------- buffer lifetimes --

@@ -1,0 +1,7 @@
+// Two free nodes for one buffer.
+// expect-error: buffer_freed_twice<.*"tmp \(nodes free_a and free_b\)"
+#include "common.hpp"
+constexpr auto tmp = buffer<"tmp", float>;
+constexpr auto g = graph(mem_alloc<"alloc_tmp">(tmp, 256), kernel<"use", cf::scale>(1, 32, tmp, 1.0f, n),
+                         mem_free<"free_a">(tmp), mem_free<"free_b">(tmp),
+                         edges<"alloc_tmp -> use -> free_a", "use -> free_b">);
