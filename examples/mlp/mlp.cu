@@ -2,13 +2,16 @@
 // compile-time DSL: two cuBLAS GEMMs (captured into child graphs), two
 // bias(+ReLU) kernels and a row softmax. The compiler checks the graph's
 // shape and every kernel argument; the result is verified against a float64
-// CPU reference, then the input is rebound to a second batch in place and
-// verified again.
+// CPU reference computed from the inputs alone, then the input is rebound to
+// a second batch in place and verified again. The output is poisoned (NaN)
+// before each launch, and any NaN or infinity fails the run.
 //
 // Without a GPU the graph is still checked and drawn, and the program says
 // that nothing ran.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <exception>
 #include <random>
 #include <string>
 #include <vector>
@@ -117,14 +120,51 @@ struct device_array {
   cudag::device_buffer<float> memory;
 };
 
-/// Largest |gpu - reference| over the output.
-double worst_error(const float* device_output, const std::vector<double>& ref) {
-  std::vector<float> got(ref.size(), -1.0f);
-  cudag::cuda_check(cudaMemcpy(got.data(), device_output, got.size() * sizeof(float),
+/// The output as the GPU left it.
+std::vector<float> download(const float* device_output, std::size_t count) {
+  std::vector<float> got(count, 0.0f);
+  cudag::cuda_check(cudaMemcpy(got.data(), device_output, count * sizeof(float),
                                cudaMemcpyDeviceToHost),
                     "cudaMemcpy");
+  return got;
+}
+
+/// Fills the output with NaN (all bits set), so that an output the graph did
+/// not write cannot pass for a result.
+void poison(float* device_output, std::size_t count) {
+  cudag::cuda_check(cudaMemset(device_output, 0xFF, count * sizeof(float)), "cudaMemset");
+  cudag::cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");  // before the non-blocking stream
+}
+
+struct verdict {
+  double worst = 0;         ///< largest |gpu - reference|; NaN when any element is NaN
+  std::size_t bad = 0;      ///< elements off by more than the tolerance, or not finite
+  double worst_row_sum = 0; ///< largest |sum of a row's probabilities - 1|
+  [[nodiscard]] bool ok() const { return bad == 0 && worst_row_sum <= 1e-5; }
+};
+
+/// Compares with comparisons that NaN fails (!(d <= tol)).
+verdict compare(const std::vector<float>& got, const std::vector<double>& ref) {
+  constexpr double tolerance = 1e-5;
+  verdict v;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    const double d = std::fabs(double(got[i]) - ref[i]);
+    if (!std::isfinite(got[i]) || !(d <= tolerance)) ++v.bad;
+    if (std::isnan(d) || d > v.worst) v.worst = d;  // a NaN stays
+  }
+  for (int r = 0; r < batch; ++r) {
+    double sum = 0;
+    for (int c = 0; c < classes; ++c) sum += got[std::size_t(r) * classes + c];
+    const double off = std::fabs(sum - 1.0);
+    if (std::isnan(off) || off > v.worst_row_sum) v.worst_row_sum = off;  // a NaN stays, fails ok()
+  }
+  return v;
+}
+
+/// Largest |a - b| of two references.
+double largest_difference(const std::vector<double>& a, const std::vector<double>& b) {
   double worst = 0;
-  for (std::size_t i = 0; i < ref.size(); ++i) worst = std::max(worst, std::fabs(got[i] - ref[i]));
+  for (std::size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::fabs(a[i] - b[i]));
   return worst;
 }
 
@@ -147,7 +187,7 @@ int main(int argc, char** argv) {
     const auto W2 = random_values(std::size_t(hidden) * classes, 0.1f, 5);
     const auto B2 = random_values(classes, 0.1f, 6);
     const device_array d_in1(in1), d_in2(in2), d_w1(W1), d_b1(B1), d_w2(W2), d_b2(B2);
-    device_array d_out(std::vector<float>(std::size_t(batch) * classes, -1.0f));  // poisoned
+    device_array d_out(std::vector<float>(std::size_t(batch) * classes, -1.0f));
 
     auto ex = instantiate(mlp, x = static_cast<const float*>(d_in1.memory.data()),
                           w1 = static_cast<const float*>(d_w1.memory.data()),
@@ -155,24 +195,42 @@ int main(int argc, char** argv) {
                           w2 = static_cast<const float*>(d_w2.memory.data()),
                           b2 = static_cast<const float*>(d_b2.memory.data()),
                           probabilities = d_out.memory.data());
+    const auto ref1 = reference(in1, W1, B1, W2, B2);
+    const auto ref2 = reference(in2, W1, B1, W2, B2);
+    const std::size_t outputs = ref1.size();
+    float* out = d_out.memory.data();
     auto stream = cudag::make_stream();
+    poison(out, outputs);
     ex.launch(stream.get());
+    cudag::cuda_check(cudaGetLastError(), "launch");
     ex.synchronize(stream.get());
-    const double first = worst_error(d_out.memory.data(), reference(in1, W1, B1, W2, B2));
+    cudag::cuda_check(cudaGetLastError(), "synchronize");
+    const verdict first = compare(download(out, outputs), ref1);
 
     // The second batch: rebind the input in place (the layer-1 GEMM is
-    // recorded again), no new graph.
+    // recorded again), no new graph. The output is poisoned again, so a
+    // launch that did nothing fails, and one that used the old input fails
+    // because the two batches' answers differ by far more than the tolerance.
     ex.rebind(x = static_cast<const float*>(d_in2.memory.data()));
+    poison(out, outputs);
     ex.launch(stream.get());
+    cudag::cuda_check(cudaGetLastError(), "launch");
     ex.synchronize(stream.get());
-    const double second = worst_error(d_out.memory.data(), reference(in2, W1, B1, W2, B2));
+    cudag::cuda_check(cudaGetLastError(), "synchronize");
+    const verdict second = compare(download(out, outputs), ref2);
+    const double batches_apart = largest_difference(ref1, ref2);
 
-    const bool ok = first < 1e-5 && second < 1e-5;
-    std::printf("GPU: batch 1 max |gpu - cpu| = %.2g, batch 2 (rebound input) = %.2g: %s\n", first,
-                second, ok ? "OK" : "MISMATCH");
+    const bool distinguishable = batches_apart > 100 * 1e-5;
+    const bool ok = first.ok() && second.ok() && distinguishable;
+    std::printf("GPU: batch 1 max |gpu - cpu| = %.2g (%zu bad, row sums off by %.2g), batch 2 "
+                "(rebound input) = %.2g (%zu bad, row sums off by %.2g); the batches' answers "
+                "differ by %.2g: %s\n",
+                first.worst, first.bad, first.worst_row_sum, second.worst, second.bad,
+                second.worst_row_sum, batches_apart, ok ? "OK" : "MISMATCH");
+    if (!distinguishable) std::printf("MISMATCH: the two batches are too alike to test the rebind\n");
     return ok ? 0 : 1;
-  } catch (const cudag::error& e) {
-    std::fprintf(stderr, "cudag error: %s\n", e.what());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
     return 1;
   }
 }

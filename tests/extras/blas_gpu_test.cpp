@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <cmath>
 #include <random>
 #include <string>
@@ -9,6 +10,7 @@
 
 #include "cudag/blas.hpp"
 #include "cudag/builder.hpp"
+#include "cudag/capture.hpp"
 #include "cudag/exec.hpp"
 #include "cudag/handles.hpp"
 #include "gpu_support.hpp"
@@ -247,4 +249,196 @@ TEST(BlasGpu, RebindingPointersAndAlphaAcrossReplays) {
   exec.synchronize(stream.get());
   EXPECT_LE(max_relative_error(download(dc2), reference(d, a2, bv, zeros, -2.0, 0.0)), 1e-5);
   EXPECT_EQ(exec.replay_count(), 3u);
+}
+
+namespace {
+
+/// Leading dimension of a matrix with `rows` x `cols` as stored: the given
+/// one, or tightly packed.
+int leading(const blas::gemm_desc& d, int given, int rows, int cols) {
+  if (given) return given;
+  return d.order == blas::layout::row_major ? cols : rows;
+}
+
+/// A strided, padded GEMM computed on the CPU from the descriptor's own
+/// fields (leading dimensions, strides), on whole buffers: elements the
+/// GEMM must not touch keep their value.
+std::vector<double> strided_reference(const blas::gemm_desc& d, const std::vector<double>& a,
+                                      const std::vector<double>& b, const std::vector<double>& c,
+                                      double alpha, double beta) {
+  const bool ta = d.trans_a == blas::transpose::yes, tb = d.trans_b == blas::transpose::yes;
+  const int lda = leading(d, d.lda, ta ? d.k : d.m, ta ? d.m : d.k);
+  const int ldb = leading(d, d.ldb, tb ? d.n : d.k, tb ? d.k : d.n);
+  const int ldc = leading(d, d.ldc, d.m, d.n);
+  std::vector<double> out(c);
+  for (int batch = 0; batch < d.batch; ++batch) {
+    const std::size_t a0 = std::size_t(batch) * d.stride_a, b0 = std::size_t(batch) * d.stride_b,
+                      c0 = std::size_t(batch) * d.stride_c;
+    for (int i = 0; i < d.m; ++i)
+      for (int j = 0; j < d.n; ++j) {
+        double sum = 0;
+        for (int p = 0; p < d.k; ++p) {
+          const double av = ta ? a[a0 + at(d, p, i, lda)] : a[a0 + at(d, i, p, lda)];
+          const double bv = tb ? b[b0 + at(d, j, p, ldb)] : b[b0 + at(d, p, j, ldb)];
+          sum += av * bv;
+        }
+        const std::size_t ci = c0 + at(d, i, j, ldc);
+        out[ci] = alpha * sum + beta * c[ci];
+      }
+  }
+  return out;
+}
+
+/// Marks the elements a strided GEMM reads or writes of one operand.
+std::vector<bool> used_elements(const blas::gemm_desc& d, std::size_t size, long long stride,
+                                int rows, int cols, int ld) {
+  std::vector<bool> used(size, false);
+  for (int batch = 0; batch < d.batch; ++batch)
+    for (int r = 0; r < rows; ++r)
+      for (int c = 0; c < cols; ++c) used.at(std::size_t(batch) * stride + at(d, r, c, ld)) = true;
+  return used;
+}
+
+/// Runs one strided GEMM node (strides must be given) over padded buffers:
+/// A and B are NaN outside the matrices (reading padding poisons the
+/// result), C's padding holds a sentinel that must survive, and C's matrices
+/// are NaN when beta is 0. Checks every element of C.
+void check_strided_gemm(const blas::gemm_desc& d, double alpha, double beta, unsigned seed) {
+  SCOPED_TRACE(blas::describe(d));
+  const bool ta = d.trans_a == blas::transpose::yes, tb = d.trans_b == blas::transpose::yes;
+  const int a_rows = ta ? d.k : d.m, a_cols = ta ? d.m : d.k;
+  const int b_rows = tb ? d.n : d.k, b_cols = tb ? d.k : d.n;
+  const int lda = leading(d, d.lda, a_rows, a_cols), ldb = leading(d, d.ldb, b_rows, b_cols),
+            ldc = leading(d, d.ldc, d.m, d.n);
+  const std::size_t a_size = std::size_t(d.stride_a) * d.batch + 17;
+  const std::size_t b_size = std::size_t(d.stride_b) * d.batch + 13;
+  const std::size_t c_size = std::size_t(d.stride_c) * d.batch + 11;
+  const auto a_used = used_elements(d, a_size, d.stride_a, a_rows, a_cols, lda);
+  const auto b_used = used_elements(d, b_size, d.stride_b, b_rows, b_cols, ldb);
+  const auto c_used = used_elements(d, c_size, d.stride_c, d.m, d.n, ldc);
+
+  constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+  constexpr double sentinel = 1234.5;
+  auto fill = [&](std::size_t size, const std::vector<bool>& used, double outside, unsigned s) {
+    std::vector<double> v = random_values(size, s);
+    for (std::size_t i = 0; i < size; ++i)
+      if (!used[i]) v[i] = outside;
+    return v;
+  };
+  std::vector<double> a_values, b_values, c_values;
+  auto da = upload<float>(fill(a_size, a_used, nan, seed), a_values);
+  auto db = upload<float>(fill(b_size, b_used, nan, seed + 1), b_values);
+  std::vector<double> c_initial = fill(c_size, c_used, sentinel, seed + 2);
+  if (beta == 0.0)
+    for (std::size_t i = 0; i < c_size; ++i)
+      if (c_used[i]) c_initial[i] = nan;  // poison: beta 0 must not read C
+  auto dc = upload<float>(c_initial, c_values);
+
+  cudag::builder b("strided");
+  auto pa = b.param<const float*>("a");
+  auto pb = b.param<const float*>("b");
+  auto pc = b.param<float*>("c");
+  blas::gemm(b, "gemm", d, pa, pb, pc, float(alpha), float(beta));
+  const std::vector<cudag::binding> bindings{cudag::bind("a", static_cast<const float*>(da.data())),
+                                             cudag::bind("b", static_cast<const float*>(db.data())),
+                                             cudag::bind("c", dc.data())};
+  auto stream = cudag::make_stream();
+  auto exec = cudag::instantiate(b.build(), bindings);
+  exec.launch(stream.get());
+  CUDAG_EXPECT_CUDA(cudaGetLastError());
+  exec.synchronize(stream.get());
+  CUDAG_EXPECT_CUDA(cudaGetLastError());
+
+  std::vector<double> c_for_reference = c_values;
+  if (beta == 0.0)
+    for (std::size_t i = 0; i < c_size; ++i)
+      if (c_used[i]) c_for_reference[i] = 0.0;  // beta * C is absent, not NaN
+  const std::vector<double> want = strided_reference(d, a_values, b_values, c_for_reference, alpha, beta);
+  const std::vector<double> got = download(dc);
+  std::size_t checked = 0;
+  for (std::size_t i = 0; i < c_size; ++i) {
+    if (c_used[i]) {
+      const double error = std::abs(got[i] - want[i]) / std::abs(want[i]);
+      ASSERT_TRUE(error <= 1e-5) << "C[" << i << "] = " << got[i] << ", expected " << want[i];
+      ++checked;
+    } else {
+      ASSERT_EQ(got[i], sentinel) << "C[" << i << "] lies outside every matrix and was written";
+    }
+  }
+  EXPECT_EQ(checked, std::size_t(d.m) * d.n * d.batch);
+}
+
+}  // namespace
+
+TEST(BlasGpu, LeadingDimensionsAndStridesAreHonoured) {
+  CUDAG_REQUIRE_GPU();
+  using blas::layout;
+  using blas::transpose;
+  // Row-major, A transposed (stored k x m), every matrix padded, batches
+  // further apart than their matrices need; a small workspace.
+  check_strided_gemm({.m = 12, .n = 20, .k = 16, .trans_a = transpose::yes, .order = layout::row_major,
+                      .lda = 12 + 5, .ldb = 20 + 3, .ldc = 20 + 7, .batch = 3,
+                      .stride_a = 17 * 16 + 11, .stride_b = 23 * 16 + 5, .stride_c = 27 * 12 + 13,
+                      .workspace_bytes = std::size_t(64) << 10},
+                     1.5, 0.0, 31);
+  // Column-major, B transposed (stored n x k), beta reads C through ldc.
+  check_strided_gemm({.m = 9, .n = 14, .k = 11, .trans_b = transpose::yes, .order = layout::column_major,
+                      .lda = 9 + 4, .ldb = 14 + 2, .ldc = 9 + 6, .batch = 2,
+                      .stride_a = 13 * 11 + 7, .stride_b = 16 * 11 + 3, .stride_c = 15 * 14 + 5,
+                      .workspace_bytes = std::size_t(1) << 20},
+                     0.75, 0.5, 37);
+  // One GEMM (no batch) with padded rows, row-major, both transposed.
+  check_strided_gemm({.m = 8, .n = 6, .k = 5, .trans_a = transpose::yes, .trans_b = transpose::yes,
+                      .order = layout::row_major, .lda = 8 + 1, .ldb = 5 + 2, .ldc = 6 + 5,
+                      .stride_a = 9 * 5, .stride_b = 7 * 6, .stride_c = 11 * 8},
+                     -1.0, 0.25, 41);
+}
+
+TEST(BlasGpu, CaptureHandleBindsTheStreamAndOwnsItsWorkspace) {
+  CUDAG_REQUIRE_GPU();
+  constexpr std::size_t workspace = std::size_t(256) << 20;
+  auto first = cudag::make_stream();
+  auto second = cudag::make_stream();
+  std::size_t free_before = 0, free_after = 0, free_again = 0, total = 0;
+  CUDAG_EXPECT_CUDA(cudaMemGetInfo(&free_before, &total));
+  blas::capture_handle handle(workspace);
+  cublasHandle_t h = nullptr;
+  {
+    auto lock = handle.lock();
+    EXPECT_TRUE(lock.owns_lock());
+    h = handle.bind(first.get(), "bind_test");
+    ASSERT_NE(h, nullptr);
+    cudaStream_t bound = nullptr;
+    ASSERT_EQ(cublasGetStream(h, &bound), CUBLAS_STATUS_SUCCESS);
+    EXPECT_EQ(bound, first.get());
+    cublasPointerMode_t mode = CUBLAS_POINTER_MODE_DEVICE;
+    ASSERT_EQ(cublasGetPointerMode(h, &mode), CUBLAS_STATUS_SUCCESS);
+    EXPECT_EQ(mode, CUBLAS_POINTER_MODE_HOST);
+  }
+  CUDAG_EXPECT_CUDA(cudaMemGetInfo(&free_after, &total));
+  EXPECT_GE(free_before - std::min(free_before, free_after), workspace)
+      << "binding did not allocate the " << workspace << "-byte workspace";
+  {
+    auto lock = handle.lock();
+    EXPECT_EQ(handle.bind(second.get(), "bind_test"), h) << "a second bind made a new handle";
+    cudaStream_t bound = nullptr;
+    ASSERT_EQ(cublasGetStream(h, &bound), CUBLAS_STATUS_SUCCESS);
+    EXPECT_EQ(bound, second.get());
+  }
+  CUDAG_EXPECT_CUDA(cudaMemGetInfo(&free_again, &total));
+  EXPECT_LT(free_after - std::min(free_after, free_again), workspace / 2)
+      << "a second bind allocated another workspace";
+
+  // The first bind may happen inside a thread-local capture (as when a GEMM
+  // node is first recorded): creating the handle and workspace must not
+  // invalidate it.
+  blas::capture_handle fresh(std::size_t(1) << 20);
+  cudag::capture_guard guard(first.get());
+  {
+    auto lock = fresh.lock();
+    EXPECT_NE(fresh.bind(first.get(), "inside_capture"), nullptr);
+  }
+  EXPECT_TRUE(cudag::is_capturing(first.get()));
+  EXPECT_NO_THROW((void)guard.end());
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
 }

@@ -2,6 +2,7 @@
 // graphs, on a GPU.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <stdexcept>
@@ -49,6 +50,59 @@ std::map<cudag::node_kind, std::size_t> kinds_of(const cudag::graph_spec& spec) 
   std::map<cudag::node_kind, std::size_t> kinds;
   for (const auto& n : spec.nodes) ++kinds[n.kind()];
   return kinds;
+}
+
+using axpy_kernel_t = cudag::rtc::kernel<void(const float*, float*, float, int)>;
+
+void launch_axpy(const axpy_kernel_t& k, cudaStream_t s, const float* x, float* y, float a, int n) {
+  void* args[] = {&x, &y, &a, &n};
+  CUDAG_CUDA(cudaLaunchKernel(k.function, dim3((n + 127) / 128), dim3(128), args, 0, s));
+}
+
+/// Every element within `relative` of the expectation; NaN fails.
+void expect_all_near(const std::vector<float>& got, const std::vector<double>& want, double relative,
+                     const char* what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    const double d = std::fabs(double(got[i]) - want[i]);
+    ASSERT_TRUE(d <= relative * std::fabs(want[i])) << what << "[" << i << "] = " << got[i]
+                                                    << ", expected " << want[i];
+  }
+}
+
+std::vector<cudaGraphNode_t> dependencies_of(cudaGraphNode_t node) {
+  std::size_t count = 0;
+  EXPECT_EQ(cudaGraphNodeGetDependencies(node, nullptr, nullptr, &count), cudaSuccess);
+  std::vector<cudaGraphNode_t> deps(count);
+  if (count) {
+    EXPECT_EQ(cudaGraphNodeGetDependencies(node, deps.data(), nullptr, &count), cudaSuccess);
+  }
+  return deps;
+}
+
+std::vector<cudaGraphNode_t> dependents_of(cudaGraphNode_t node) {
+  std::size_t count = 0;
+  EXPECT_EQ(cudaGraphNodeGetDependentNodes(node, nullptr, nullptr, &count), cudaSuccess);
+  std::vector<cudaGraphNode_t> deps(count);
+  if (count) {
+    EXPECT_EQ(cudaGraphNodeGetDependentNodes(node, deps.data(), nullptr, &count), cudaSuccess);
+  }
+  return deps;
+}
+
+cudaGraphNodeType type_of(cudaGraphNode_t node) {
+  cudaGraphNodeType type = cudaGraphNodeTypeEmpty;
+  EXPECT_EQ(cudaGraphNodeGetType(node, &type), cudaSuccess);
+  return type;
+}
+
+/// This thread's capture mode, read without changing it.
+cudaStreamCaptureMode current_capture_mode() {
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  EXPECT_EQ(cudaThreadExchangeStreamCaptureMode(&mode), cudaSuccess);  // mode: the previous one
+  cudaStreamCaptureMode restore = mode;
+  EXPECT_EQ(cudaThreadExchangeStreamCaptureMode(&restore), cudaSuccess);
+  return mode;
 }
 
 void run_native(cudaGraph_t g, cudaStream_t s) {
@@ -187,11 +241,23 @@ TEST(CaptureGpu, ImportCapturedKernelsMemcpyAndCublas) {
     ASSERT_EQ(cudaMemset(product.data(), 0xFF, product.bytes()), cudaSuccess);
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);  // the launch stream is non-blocking
   };
+  // Expectations from the CPU alone: x = 2 source; product = (x x) / 4, x
+  // column-major. x holds quarters in [1, 4]: every product and partial sum
+  // is a multiple of 1/16 far below 2^20, exact in float in any summation
+  // order, so the tolerance is a formality.
+  std::vector<double> expected_x(count), expected_product(count);
+  for (int i = 0; i < count; ++i) expected_x[i] = 2.0 * double(source[i]);
+  for (int col = 0; col < dim; ++col)
+    for (int row = 0; row < dim; ++row) {
+      double sum = 0;
+      for (int p = 0; p < dim; ++p) sum += expected_x[p * dim + row] * expected_x[col * dim + p];
+      expected_product[col * dim + row] = 0.25 * sum;
+    }
+
   poison_outputs();
   run_native(g.get(), stream.get());
-  const std::vector<float> expected_x = download(x.data(), count);
-  const std::vector<float> expected_product = download(product.data(), count);
-  ASSERT_EQ(expected_x[5], source[5] * 2.0f);
+  expect_all_near(download(x.data(), count), expected_x, 1e-6, "x (native run)");
+  expect_all_near(download(product.data(), count), expected_product, 1e-6, "product (native run)");
 
   const cudag::graph_spec spec = cudag::import_graph(g.get(), {.name = "captured"});
   EXPECT_EQ(spec.name, "captured");
@@ -227,8 +293,9 @@ TEST(CaptureGpu, ImportCapturedKernelsMemcpyAndCublas) {
   exec.launch(stream.get());
   CUDAG_EXPECT_CUDA(cudaGetLastError());
   exec.synchronize(stream.get());
-  EXPECT_EQ(download(x.data(), count), expected_x);
-  EXPECT_EQ(download(product.data(), count), expected_product);
+  CUDAG_EXPECT_CUDA(cudaGetLastError());
+  expect_all_near(download(x.data(), count), expected_x, 1e-6, "x (imported spec)");
+  expect_all_near(download(product.data(), count), expected_product, 1e-6, "product (imported spec)");
 }
 
 TEST(CaptureGpu, ImportGraphWithAllocFreeAndChild) {
@@ -280,4 +347,181 @@ TEST(CaptureGpu, ImportGraphWithAllocFreeAndChild) {
   exec.synchronize(stream.get());
   const auto result = download(out.data(), count);
   for (int i = 0; i < count; ++i) ASSERT_EQ(result[i], (i < 16 ? 1.0f : 3.0f) * 5.0f) << i;
+}
+
+TEST(CaptureGpu, GuardReportsItsStreamAndKind) {
+  CUDAG_REQUIRE_GPU();
+  const auto scale = extras_test::scale_kernel();
+  auto stream = cudag::make_stream();
+  constexpr int count = 64;
+  cudag::device_buffer<float> x(count);
+
+  cudag::capture_guard fresh(stream.get());
+  EXPECT_TRUE(fresh.active());
+  EXPECT_FALSE(fresh.into_existing_graph());
+  EXPECT_EQ(fresh.stream(), stream.get());
+  EXPECT_TRUE(cudag::is_capturing(stream.get()));
+  launch_scale(scale, stream.get(), x.data(), 2.0f, count);
+  cudag::unique_graph captured = fresh.end();
+  EXPECT_FALSE(fresh.active());
+  EXPECT_EQ(fresh.stream(), nullptr);
+  EXPECT_FALSE(cudag::is_capturing(stream.get()));
+  EXPECT_EQ(node_count(captured.get()), 1u);
+
+  cudag::unique_graph target = cudag::make_graph();
+  cudag::capture_guard into(target.get(), stream.get());
+  EXPECT_TRUE(into.active());
+  EXPECT_TRUE(into.into_existing_graph());
+  EXPECT_EQ(into.stream(), stream.get());
+  cudag::capture_guard moved(std::move(into));  // the capture travels with the guard
+  EXPECT_FALSE(into.active());
+  EXPECT_FALSE(into.into_existing_graph());
+  EXPECT_EQ(into.stream(), nullptr);
+  EXPECT_TRUE(moved.into_existing_graph());
+  EXPECT_EQ(moved.stream(), stream.get());
+  launch_scale(scale, stream.get(), x.data(), 2.0f, count);
+  EXPECT_EQ(moved.end_into().size(), 1u);
+  EXPECT_FALSE(moved.active());
+  EXPECT_FALSE(moved.into_existing_graph());
+  EXPECT_EQ(node_count(target.get()), 1u);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+}
+
+TEST(CaptureGpu, MoveAssignmentAbandonsTheOverwrittenCapture) {
+  CUDAG_REQUIRE_GPU();
+  const auto scale = extras_test::scale_kernel();
+  auto first = cudag::make_stream();
+  auto second = cudag::make_stream();
+  constexpr int count = 256;
+  cudag::device_buffer<float> x(count);
+  upload(x.data(), std::vector<float>(count, 1.5f));
+
+  cudag::capture_guard kept(first.get());
+  launch_scale(scale, first.get(), x.data(), 100.0f, count);  // captured, then abandoned
+  cudag::capture_guard other(second.get());
+  launch_scale(scale, second.get(), x.data(), 3.0f, count);
+  kept = std::move(other);
+  EXPECT_FALSE(cudag::is_capturing(first.get())) << "the overwritten capture was not ended";
+  EXPECT_TRUE(cudag::is_capturing(second.get()));
+  EXPECT_FALSE(other.active());
+  EXPECT_EQ(kept.stream(), second.get());
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+
+  cudag::capture_guard& same = kept;
+  kept = std::move(same);  // self-assignment keeps the capture
+  EXPECT_TRUE(kept.active());
+  EXPECT_TRUE(cudag::is_capturing(second.get()));
+
+  cudag::unique_graph g = kept.end();
+  ASSERT_EQ(node_count(g.get()), 1u);
+  run_native(g.get(), second.get());
+  // Only the surviving capture ran: 1.5 * 3, not * 100 (the abandoned
+  // kernel was captured, never launched).
+  for (float v : download(x.data(), count)) ASSERT_EQ(v, 4.5f);
+  // The first stream is usable again.
+  launch_scale(scale, first.get(), x.data(), 2.0f, count);
+  CUDAG_EXPECT_CUDA(cudaStreamSynchronize(first.get()));
+  for (float v : download(x.data(), count)) ASSERT_EQ(v, 9.0f);
+}
+
+TEST(CaptureGpu, CaptureModeScopeSetsAndRestoresTheThreadMode) {
+  CUDAG_REQUIRE_GPU();
+  const cudaStreamCaptureMode original = current_capture_mode();
+  ASSERT_NE(original, cudaStreamCaptureModeRelaxed) << "test design: start from a non-relaxed mode";
+  {
+    cudag::capture_mode_scope relaxed(cudaStreamCaptureModeRelaxed);
+    EXPECT_EQ(current_capture_mode(), cudaStreamCaptureModeRelaxed);
+    {
+      cudag::capture_mode_scope local(cudaStreamCaptureModeThreadLocal);
+      EXPECT_EQ(current_capture_mode(), cudaStreamCaptureModeThreadLocal);
+    }
+    EXPECT_EQ(current_capture_mode(), cudaStreamCaptureModeRelaxed);
+  }
+  EXPECT_EQ(current_capture_mode(), original);
+}
+
+TEST(CaptureGpu, CaptureModeScopeAllowsAllocatingDuringACapture) {
+  CUDAG_REQUIRE_GPU();
+  const auto scale = extras_test::scale_kernel();
+  auto stream = cudag::make_stream();
+  constexpr int count = 128;
+  cudag::device_buffer<float> x(count);
+  upload(x.data(), std::vector<float>(count, 1.25f));
+
+  void* scratch = nullptr;
+  cudag::capture_guard guard(stream.get(), cudaStreamCaptureModeThreadLocal);
+  launch_scale(scale, stream.get(), x.data(), 2.0f, count);
+  {
+    // Thread-local capture forbids cudaMalloc on this thread unless the
+    // thread's mode is relaxed.
+    cudag::capture_mode_scope relaxed(cudaStreamCaptureModeRelaxed);
+    CUDAG_EXPECT_CUDA(cudaMalloc(&scratch, 4096));
+  }
+  EXPECT_TRUE(cudag::is_capturing(stream.get())) << "the allocation invalidated the capture";
+  launch_scale(scale, stream.get(), x.data(), 3.0f, count);
+  cudag::unique_graph g = guard.end();  // throws if CUDA invalidated the capture
+  CUDAG_EXPECT_CUDA(cudaFree(scratch));
+  ASSERT_EQ(node_count(g.get()), 2u);
+  run_native(g.get(), stream.get());
+  for (float v : download(x.data(), count)) ASSERT_EQ(v, 7.5f);
+}
+
+TEST(CaptureGpu, AppendChildToCaptureOrdersTheChildBetweenNeighbours) {
+  CUDAG_REQUIRE_GPU();
+  const auto scale = extras_test::scale_kernel();
+  const auto axpy = extras_test::axpy_kernel();
+  auto stream = cudag::make_stream();
+  constexpr int count = 300;
+  std::vector<float> hx(count), hy(count);
+  for (int i = 0; i < count; ++i) {
+    hx[i] = 1.0f + float(i % 5);
+    hy[i] = -3.0f + float(i % 4);
+  }
+  cudag::device_buffer<float> x(count), y(count);
+
+  cudag::unique_graph child = cudag::capture_graph(stream.get(), [&](cudaStream_t s) {
+    launch_axpy(axpy, s, x.data(), y.data(), 1.0f, count);  // y += x
+  });
+  const std::string refused = [&] {
+    try {
+      (void)cudag::append_child_to_capture(stream.get(), child.get());
+    } catch (const cudag::error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  }();
+  EXPECT_NE(refused.find("not being captured"), std::string::npos) << refused;
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+
+  cudaGraphNode_t appended = nullptr;
+  cudag::unique_graph g = cudag::capture_graph(stream.get(), [&](cudaStream_t s) {
+    launch_scale(scale, s, x.data(), 2.0f, count);          // x *= 2
+    appended = cudag::append_child_to_capture(s, child.get());  // y += x
+    launch_scale(scale, s, x.data(), 3.0f, count);          // x *= 3
+  });
+  child.reset();  // the graph holds its own copy
+  ASSERT_NE(appended, nullptr);
+  ASSERT_EQ(node_count(g.get()), 3u);
+  EXPECT_EQ(type_of(appended), cudaGraphNodeTypeGraph);
+  cudaGraph_t inner = nullptr;
+  CUDAG_EXPECT_CUDA(cudaGraphChildGraphNodeGetGraph(appended, &inner));
+  EXPECT_EQ(node_count(inner), 1u);
+  const auto before = dependencies_of(appended);
+  ASSERT_EQ(before.size(), 1u) << "the child does not follow the stream's last captured work";
+  EXPECT_EQ(type_of(before[0]), cudaGraphNodeTypeKernel);
+  EXPECT_TRUE(dependencies_of(before[0]).empty());
+  const auto after = dependents_of(appended);
+  ASSERT_EQ(after.size(), 1u) << "later captured work does not depend on the child";
+  EXPECT_EQ(type_of(after[0]), cudaGraphNodeTypeKernel);
+
+  // Order shows in the result: y = y0 + 2 x0 (the child between the scales),
+  // not y0 + x0 (before) or y0 + 6 x0 (after); x = 6 x0.
+  upload(x.data(), hx);
+  upload(y.data(), hy);
+  run_native(g.get(), stream.get());
+  const auto rx = download(x.data(), count), ry = download(y.data(), count);
+  for (int i = 0; i < count; ++i) {
+    ASSERT_EQ(rx[i], 6.0f * hx[i]) << i;
+    ASSERT_EQ(ry[i], hy[i] + 2.0f * hx[i]) << i;
+  }
 }

@@ -37,16 +37,30 @@ TEST(UserOpGpu, SaxpyOpRunsAndRebinds) {
   exec.launch(stream.get());
   CUDAG_EXPECT_CUDA(cudaGetLastError());
   exec.synchronize(stream.get());
+  CUDAG_EXPECT_CUDA(cudaGetLastError());
 
   std::vector<float> ry(count, -1.0f);
   CUDAG_EXPECT_CUDA(cudaMemcpy(ry.data(), dy.data(), dy.bytes(), cudaMemcpyDeviceToHost));
-  for (int i = 0; i < count; ++i) ASSERT_EQ(ry[i], hy[i] + 3.0f * hx[i]) << i;
+  // y += 2 x, then y += 1 x: exact in float (small integers and halves), and
+  // different from the input y everywhere (x >= 1).
+  for (int i = 0; i < count; ++i) ASSERT_EQ(ry[i], (hy[i] + 2.0f * hx[i]) + hx[i]) << i;
 
-  exec.rebind("alpha", -1.0f);  // y += (-1 + 1) x: unchanged
+  // alpha 0.5: y += (0.5 + 1) x. Every expected value differs from what y
+  // holds now (x >= 1), so a rebind that changed nothing, or a launch that
+  // did not run, fails; the values are exact in float (halves of small
+  // integers), so the comparison is exact.
+  std::vector<float> expected(count);
+  for (int i = 0; i < count; ++i) {
+    expected[i] = (ry[i] + 0.5f * hx[i]) + hx[i];
+    ASSERT_NE(expected[i], ry[i]) << "test design: the rebind must change the output, " << i;
+  }
+  exec.rebind("alpha", 0.5f);
   exec.launch(stream.get());
   CUDAG_EXPECT_CUDA(cudaGetLastError());
   exec.synchronize(stream.get());
+  CUDAG_EXPECT_CUDA(cudaGetLastError());
   std::vector<float> again(count, -1.0f);
   CUDAG_EXPECT_CUDA(cudaMemcpy(again.data(), dy.data(), dy.bytes(), cudaMemcpyDeviceToHost));
-  EXPECT_EQ(again, ry);
+  for (int i = 0; i < count; ++i)
+    ASSERT_EQ(again[i], expected[i]) << i << ": expected y + 1.5 x after rebinding alpha to 0.5";
 }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -90,6 +91,18 @@ TEST(RtcCacheKey, FieldBoundariesAreUnambiguous) {
   a_b.add("x", "b");
   EXPECT_NE(ab, a_b);
   EXPECT_NE(ab.hash(), a_b.hash());
+  // Each field is written as label:length:value; (what a cache file holds).
+  EXPECT_EQ(ab.text(), "x:2:ab;");
+  EXPECT_EQ(a_b.text(), "x:1:a;x:1:b;");
+  EXPECT_EQ(cudag::rtc::cache_key{}.text(), "");
+  cudag::rtc::cache_key tricky;
+  tricky.add("x", "1:a;x:1:b");  // a value that looks like two fields
+  EXPECT_NE(tricky.text(), a_b.text());
+  // The hash is 32 hex digits of the text alone.
+  cudag::rtc::cache_key same;
+  same.add("x", "ab");
+  EXPECT_EQ(same.hash(), ab.hash());
+  EXPECT_EQ(ab.hash().find_first_not_of("0123456789abcdef"), std::string::npos) << ab.hash();
 }
 
 TEST(RtcCache, SecondCompileComesFromMemory) {
@@ -103,6 +116,23 @@ TEST(RtcCache, SecondCompileComesFromMemory) {
   EXPECT_EQ(first->architecture, "sm_90");
   EXPECT_EQ(first->lowered_name("scale<float>"), "_Z5scaleIfEvPT_S0_i");
   EXPECT_THROW((void)first->lowered_name("scale<int>"), cudag::error);
+}
+
+TEST(RtcCache, UseCacheOffCompilesAgainAndStillStores) {
+  auto& cache = rtc::program_cache::instance();
+  auto opts = sm90();
+  opts.defines.push_back("CUDAG_USE_CACHE_OFF_TEST=1");  // a key no other test uses
+  opts.use_cache = false;
+  const auto hits = cache.memory_hits();
+  const auto first = rtc::compile(scale_source, {"scale<float>"}, opts);
+  const auto second = rtc::compile(scale_source, {"scale<float>"}, opts);
+  EXPECT_NE(first.get(), second.get()) << "use_cache = false was served from the cache";
+  EXPECT_EQ(cache.memory_hits(), hits);
+  EXPECT_EQ(first->cubin, second->cubin);  // the same compilation, done twice
+  // The last result went to the cache: with the cache on, it is served.
+  opts.use_cache = true;
+  EXPECT_EQ(rtc::compile(scale_source, {"scale<float>"}, opts).get(), second.get());
+  EXPECT_EQ(cache.memory_hits(), hits + 1);
 }
 
 TEST(RtcCache, ProgramsSurviveInADirectory) {
@@ -183,4 +213,131 @@ TEST(RtcCompile, SourceFromFile) {
   EXPECT_EQ(src.text, scale_source.text);
   EXPECT_THROW((void)rtc::source::from_file(dir / "missing.cu"), cudag::error);
   std::filesystem::remove_all(dir);
+}
+
+namespace {
+/// A program as NVRTC would leave it, made by hand: the cache stores bytes
+/// and names, whatever they are.
+std::shared_ptr<rtc::compiled_program> handmade_program(const std::string& name, char fill) {
+  auto p = std::make_shared<rtc::compiled_program>();
+  p->program_name = name;
+  p->architecture = "sm_90";
+  p->cubin.assign(300, fill);
+  p->cubin[7] = '\0';  // binary, not text
+  p->lowered = {{"scale<float>", "_Z5scaleIfEvPT_S0_i"}, {"axpy", "_Z4axpyPKfPffi"}};
+  p->log = "warning: none";
+  return p;
+}
+cudag::rtc::cache_key handmade_key(const std::string& tag) {
+  cudag::rtc::cache_key key;
+  key.add("test", "program_cache::store");
+  key.add("tag", tag + "-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
+  return key;
+}
+}  // namespace
+
+TEST(RtcCache, StoreKeepsTheProgramInMemory) {
+  auto& cache = rtc::program_cache::instance();
+  const auto key = handmade_key("memory");
+  ASSERT_EQ(cache.find(key, {}), nullptr) << "test design: the key must be new";
+  const std::size_t size_before = cache.size();
+  const auto program = handmade_program("memory.cu", 'm');
+  cache.store(key, program, {});
+  EXPECT_EQ(cache.size(), size_before + 1);
+  const auto hits = cache.memory_hits();
+  const auto found = cache.find(key, {});
+  EXPECT_EQ(found.get(), program.get());
+  EXPECT_EQ(cache.memory_hits(), hits + 1);
+
+  // Storing under the same key replaces the entry; other keys are untouched.
+  const auto replacement = handmade_program("memory2.cu", 'r');
+  cache.store(key, replacement, {});
+  EXPECT_EQ(cache.size(), size_before + 1);
+  EXPECT_EQ(cache.find(key, {}).get(), replacement.get());
+  EXPECT_EQ(cache.find(handmade_key("another"), {}), nullptr);
+
+  cache.clear();
+  EXPECT_EQ(cache.size(), 0u);
+  EXPECT_EQ(cache.find(key, {}), nullptr);
+}
+
+TEST(RtcCache, StoreWritesAWholeFileThatFindReadsBack) {
+  const auto dir = fresh_directory("cudag-rtc-store") / "nested" / "dir";  // created by store
+  auto& cache = rtc::program_cache::instance();
+  const auto key = handmade_key("disk");
+  const auto program = handmade_program("disk.cu", 'd');
+  cache.store(key, program, dir);
+  const auto file = dir / (key.hash() + ".cubin");
+  ASSERT_TRUE(std::filesystem::exists(file));
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    EXPECT_EQ(entry.path(), file) << "a temporary file was left behind";
+
+  cache.clear();  // as if in a new process
+  const auto disk_hits = cache.disk_hits();
+  const auto reloaded = cache.find(key, dir);
+  ASSERT_NE(reloaded, nullptr);
+  EXPECT_EQ(cache.disk_hits(), disk_hits + 1);
+  EXPECT_NE(reloaded.get(), program.get());
+  EXPECT_EQ(reloaded->program_name, "disk.cu");
+  EXPECT_EQ(reloaded->architecture, "sm_90");
+  EXPECT_EQ(reloaded->cubin, program->cubin);
+  EXPECT_EQ(reloaded->lowered, program->lowered);
+  EXPECT_EQ(reloaded->log, "warning: none");
+  EXPECT_EQ(reloaded->key_hash, key.hash());
+  EXPECT_EQ(reloaded->lowered_name("axpy"), "_Z4axpyPKfPffi");
+  // Now in memory too.
+  EXPECT_EQ(cache.find(key, {}).get(), reloaded.get());
+
+  // A file under this key's name but written for another key is not used.
+  cache.clear();
+  const auto other_key = handmade_key("other");
+  const auto other_dir = fresh_directory("cudag-rtc-store-other");
+  cache.store(other_key, handmade_program("other.cu", 'o'), other_dir);
+  std::filesystem::copy_file(other_dir / (other_key.hash() + ".cubin"), other_dir / (key.hash() + ".cubin"));
+  cache.clear();
+  EXPECT_EQ(cache.find(key, other_dir), nullptr);
+  std::filesystem::remove_all(dir.parent_path().parent_path());
+  std::filesystem::remove_all(other_dir);
+}
+
+TEST(RtcCache, StoreIntoAnUnwritableDirectoryStillKeepsTheProgram) {
+  const auto dir = fresh_directory("cudag-rtc-unwritable");
+  std::filesystem::create_directories(dir);
+  const auto blocked = dir / "a-file";
+  { std::ofstream(blocked) << "not a directory"; }
+  auto& cache = rtc::program_cache::instance();
+  const auto key = handmade_key("unwritable");
+  const auto program = handmade_program("unwritable.cu", 'u');
+  EXPECT_NO_THROW(cache.store(key, program, blocked / "cache"));
+  EXPECT_EQ(cache.find(key, {}).get(), program.get());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(RtcCompile, OptionsBecomeNvrtcFlagsInOrder) {
+  rtc::options opts;
+  opts.include_paths = {"/opt/a", "/opt/b"};
+  opts.defines = {"N=4", "FAST"};
+  opts.extra = {"-use_fast_math"};
+  opts.standard = "c++20";
+  EXPECT_EQ(rtc::nvrtc_options(opts, "sm_80"),
+            (std::vector<std::string>{"--gpu-architecture=sm_80", "--std=c++20",
+                                      "--include-path=/opt/a", "--include-path=/opt/b",
+                                      "--define-macro=N=4", "--define-macro=FAST",
+                                      "-use_fast_math"}));
+  opts.standard.clear();  // NVRTC's default: no flag
+  EXPECT_EQ(rtc::nvrtc_options(opts, "compute_90").front(), "--gpu-architecture=compute_90");
+  EXPECT_EQ(rtc::nvrtc_options(opts, "compute_90").size(), 6u);
+}
+
+TEST(RtcModule, LoadRefusesAnEmptyProgram) {
+  // Refused before any CUDA call, so this runs without a GPU.
+  EXPECT_THROW((void)rtc::module::load(nullptr), cudag::error);
+  auto empty = std::make_shared<rtc::compiled_program>();
+  empty->program_name = "empty.cu";
+  try {
+    (void)rtc::module::load(empty);
+    FAIL() << "a program without code was loaded";
+  } catch (const cudag::error& e) {
+    EXPECT_NE(std::string(e.what()).find("empty program"), std::string::npos) << e.what();
+  }
 }

@@ -116,3 +116,89 @@ TEST(RtcGpu, SyntaxErrorShowsTheLog) {
   }
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
 }
+
+namespace {
+void launch_1d(const void* function, void** args, int n, cudaStream_t s) {
+  CUDAG_CUDA(cudaLaunchKernel(function, dim3((n + 127) / 128), dim3(128), args, 0, s));
+}
+}  // namespace
+
+TEST(RtcGpu, CurrentArchitectureIsTheDevicesComputeCapability) {
+  CUDAG_REQUIRE_GPU();
+  int device = -1;
+  CUDAG_EXPECT_CUDA(cudaGetDevice(&device));
+  cudaDeviceProp properties{};
+  CUDAG_EXPECT_CUDA(cudaGetDeviceProperties(&properties, device));
+  const std::string expected =
+      "sm_" + std::to_string(properties.major) + std::to_string(properties.minor);
+  EXPECT_EQ(rtc::current_architecture(), expected);
+  // compile() without an architecture targets this device.
+  rtc::options opts;
+  opts.defines.push_back("CUDAG_CURRENT_ARCH_TEST=1");  // a key no other test uses
+  EXPECT_EQ(rtc::compile(extras_test::kernels_source, {"axpy"}, opts)->architecture, expected);
+}
+
+TEST(RtcGpu, ModuleAndKernelAccessors) {
+  CUDAG_REQUIRE_GPU();
+  constexpr int count = 500;
+  const auto program = rtc::compile(extras_test::kernels_source, {"scale<float>", "axpy"});
+  const auto loaded = rtc::module::load(program);
+  ASSERT_NE(loaded->native(), nullptr);
+  EXPECT_EQ(&loaded->program(), program.get());
+  EXPECT_EQ(rtc::module::load(program).get(), loaded.get())
+      << "a program in use was loaded a second time";
+  EXPECT_THROW((void)loaded->kernel("scale<double>"), cudag::error);  // not a name expression
+
+  const cudaKernel_t scale_native = loaded->kernel("scale<float>");
+  const cudaKernel_t axpy_native = loaded->kernel("axpy");
+  ASSERT_NE(scale_native, nullptr);
+  ASSERT_NE(axpy_native, nullptr);
+  EXPECT_NE(scale_native, axpy_native);
+
+  // The typed handle over the same module.
+  const rtc::kernel<void(float*, float, int)> scale(loaded, "scale<float>");
+  EXPECT_EQ(scale.loaded_module().get(), loaded.get());
+  EXPECT_EQ(scale.keep_alive.get(), static_cast<const void*>(loaded.get()));
+  const cudag::kernel_ref<void(float*, float, int)>& ref = scale.ref();
+  EXPECT_EQ(&ref, static_cast<const cudag::kernel_ref<void(float*, float, int)>*>(&scale));
+  EXPECT_EQ(ref.name, "scale<float>");
+  EXPECT_EQ(ref.function, static_cast<const void*>(scale.native()));
+  ASSERT_NE(scale.native(), nullptr);
+
+  // Each handle runs its own kernel: scale multiplies, axpy accumulates.
+  std::vector<float> hx(count), hy(count);
+  for (int i = 0; i < count; ++i) {
+    hx[i] = 1.0f + float(i % 9);
+    hy[i] = 10.0f - float(i % 4);
+  }
+  cudag::device_buffer<float> dx(count), dy(count);
+  CUDAG_EXPECT_CUDA(cudaMemcpy(dx.data(), hx.data(), dx.bytes(), cudaMemcpyHostToDevice));
+  CUDAG_EXPECT_CUDA(cudaMemcpy(dy.data(), hy.data(), dy.bytes(), cudaMemcpyHostToDevice));
+  CUDAG_EXPECT_CUDA(cudaDeviceSynchronize());  // the launch stream is non-blocking
+  auto stream = cudag::make_stream();
+  {
+    float* x = dx.data();
+    float a = 2.5f;
+    int n = count;
+    void* args[] = {&x, &a, &n};
+    launch_1d(scale.native(), args, count, stream.get());  // x = 2.5 x0 through the typed handle
+    CUDAG_EXPECT_CUDA(cudaGetLastError());
+  }
+  {
+    const float* x = dx.data();
+    float* y = dy.data();
+    float a = -2.0f;
+    int n = count;
+    void* args[] = {&x, &y, &a, &n};
+    launch_1d(axpy_native, args, count, stream.get());  // y = y0 - 2 (2.5 x0)
+    CUDAG_EXPECT_CUDA(cudaGetLastError());
+  }
+  CUDAG_EXPECT_CUDA(cudaStreamSynchronize(stream.get()));
+  std::vector<float> rx(count, -1.0f), ry(count, -1.0f);
+  CUDAG_EXPECT_CUDA(cudaMemcpy(rx.data(), dx.data(), dx.bytes(), cudaMemcpyDeviceToHost));
+  CUDAG_EXPECT_CUDA(cudaMemcpy(ry.data(), dy.data(), dy.bytes(), cudaMemcpyDeviceToHost));
+  for (int i = 0; i < count; ++i) {
+    ASSERT_EQ(rx[i], 2.5f * hx[i]) << i;
+    ASSERT_EQ(ry[i], hy[i] - 5.0f * hx[i]) << i;
+  }
+}

@@ -79,6 +79,14 @@ TEST(RtcSignature, DeclaredSideUsesTheSameSpelling) {
   EXPECT_EQ(rtc::demangle_type("PVKi"), "const volatile int*");
 }
 
+TEST(RtcSignature, SignatureTextSpellsADeclaration) {
+  EXPECT_EQ(rtc::signature_text("", {"float*", "int"}), "void(float*, int)");
+  EXPECT_EQ(rtc::signature_text("scale<float>", {"float*", "float", "int"}),
+            "void scale<float>(float*, float, int)");
+  EXPECT_EQ(rtc::signature_text("tick", {}), "void tick()");
+  EXPECT_EQ(rtc::signature_text("", {}), "void()");
+}
+
 TEST(RtcSignature, MismatchShowsBothSignatures) {
   try {
     rtc::check_signature("scale<float>", "_Z5scaleIfEvPT_S0_i",
@@ -118,7 +126,15 @@ TEST(RtcSignature, NvrtcLoweredNamesMatchDeclarations) {
   const auto fill = rtc::parse_lowered_name(program->lowered_name("fill<float, 4>"));
   ASSERT_TRUE(fill);
   EXPECT_EQ(fill->function, "fill<float, 4>");
-  EXPECT_EQ(fill->parameters, (rtc::declared_parameters<void(float*, const float*, float, int)>::get()));
+  EXPECT_EQ(fill->parameters, (strings{"float*", "const float*", "float", "int"}));
+  const auto fill8 = rtc::parse_lowered_name(program->lowered_name("fill<double, 8>"));
+  ASSERT_TRUE(fill8);
+  EXPECT_EQ(fill8->to_string(), "void fill<double, 8>(double*, const double*, double, int)");
+  const auto move = rtc::parse_lowered_name(program->lowered_name("ns::move"));
+  ASSERT_TRUE(move);
+  EXPECT_EQ(move->function, "ns::move");
+  EXPECT_EQ(move->parameters,
+            (strings{"sample::particle*", "const sample::particle*", "unsigned long"}));
   EXPECT_NO_THROW(rtc::check_signature(
       "fill<double, 8>", program->lowered_name("fill<double, 8>"),
       rtc::declared_parameters<void(double*, const double*, double, int)>::get()));
