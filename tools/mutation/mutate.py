@@ -1,0 +1,209 @@
+#!/usr/bin/env python3
+"""Mutation check: seeds known faults into the engine, one at a time, and
+requires the test suite to fail for every one. A fault the suite does not
+catch is a hole in the tests (docs/testing.md keeps the table).
+
+usage: mutate.py [--build DIR] [--suite cpu|gpu] [--only ID,ID] [--list]
+                 [--markdown FILE]
+
+Each fault replaces one exact snippet of one source file (it must occur
+exactly once), rebuilds, runs the suite (the tests named in `tests`, or the
+whole suite), restores the file and records which tests failed. The build
+folder is configured on first use (device code off for the cpu suite).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# id, what the fault does, file, original, mutated, where it is caught
+FAULTS = [
+    ("drop-edge-spec", "spec lowering drops each node's last dependency",
+     "src/lower/lower.cpp",
+     "for (std::uint32_t k = plan.dep_begin[i]; k < plan.dep_begin[i + 1]; ++k)",
+     "for (std::uint32_t k = plan.dep_begin[i]; k + 1 < plan.dep_begin[i + 1]; ++k)",
+     "both"),
+    ("drop-edge-dsl", "DSL lowering drops each node's last dependency",
+     "dsl/cudag/dsl/graph.hpp",
+     "native::deps_span(deps.data(), count), s.names[v]);",
+     "native::deps_span(deps.data(), count > 0 ? count - 1 : 0), s.names[v]);",
+     "both"),
+    ("spurious-edge", "spec lowering makes every node depend on the first one created",
+     "src/lower/lower.cpp",
+     "        deps.push_back(created[plan.deps[k]]);",
+     "        deps.push_back(created[plan.deps[k]]);\n"
+     "      if (deps.empty() && created[plan.order[0]] != nullptr) deps.push_back(created[plan.order[0]]);",
+     "cpu"),
+    ("record-as-empty", "an event record node is lowered as an empty node",
+     "src/native/native_nodes.cpp",
+     "check(api().add_event_record_node(&n, g, deps.data(), deps.size(), e),",
+     "(void)e; check(api().add_empty_node(&n, g, deps.data(), deps.size()),",
+     "both"),
+    ("wait-as-empty", "an event wait node is lowered as an empty node",
+     "src/native/native_nodes.cpp",
+     "check(api().add_event_wait_node(&n, g, deps.data(), deps.size(), e), \"cudaGraphAddEventWaitNode\",",
+     "(void)e; check(api().add_empty_node(&n, g, deps.data(), deps.size()), \"cudaGraphAddEventWaitNode\",",
+     "both"),
+    ("skip-setter", "a rebind by exec setters skips the last changed node",
+     "src/core/rebind.cpp",
+     "    for (const std::uint32_t v : dirty) {\n      nodes.push(v, native::param_target::on_exec(exec));",
+     "    for (const std::uint32_t v : dirty.first(dirty.size() - 1)) {\n      nodes.push(v, native::param_target::on_exec(exec));",
+     "both"),
+    ("wrong-rebind-path", "the automatic rebind picks the other path",
+     "src/core/rebind.cpp",
+     "? prefer_whole_graph_update(top_level, nodes.top_level_count())",
+     "? !prefer_whole_graph_update(top_level, nodes.top_level_count())",
+     "both"),
+    ("stale-template", "a whole-graph update forgets nodes changed earlier on the exec",
+     "src/core/rebind.cpp",
+     "      if (!nodes.captured(v)) state.template_stale[v] = true;",
+     "      (void)v;",
+     "both"),
+    ("grid-floor", "a grid from a count rounds down instead of up",
+     "include/cudag/native_nodes.hpp",
+     "const std::uint64_t blocks = (count + per_block - 1) / per_block;",
+     "const std::uint64_t blocks = count / per_block;",
+     "both"),
+    ("grid-zero", "a count of zero gives a grid of zero blocks",
+     "include/cudag/native_nodes.hpp",
+     "return blocks == 0 ? 1u : static_cast<unsigned>(blocks);",
+     "return static_cast<unsigned>(blocks);",
+     "both"),
+    ("use-after-free-spec", "check() accepts a buffer used after its free node",
+     "src/check/buffer_lifetime.cpp",
+     "      check_before_free(buffer, it->second, users);",
+     "      (void)it;",
+     "cpu"),
+    ("use-after-free-dsl", "the DSL accepts a buffer used after its free node",
+     "dsl/cudag/dsl/shape.hpp",
+     "const bool ordered_before = free_node == no_index || u == free_node || before_free[u];",
+     "const bool ordered_before = true || before_free[u];",
+     "cpu"),
+    ("accept-cycle-spec", "check() accepts a cycle",
+     "src/check/topological_order.cpp",
+     "  if (!complete) throw_cycle(waiting_on);",
+     "  (void)complete;",
+     "cpu"),
+    ("accept-cycle-dsl", "the DSL accepts a cycle",
+     "dsl/cudag/dsl/shape.hpp",
+     "  if (tail < N) {",
+     "  if (tail < N && false) {",
+     "cpu"),
+    ("accept-wrong-argument-dsl", "the DSL accepts any kernel argument type",
+     "dsl/cudag/dsl/kernel_node.hpp",
+     "    return (dsl_passes_as<P, A> && ...);",
+     "    return true;",
+     "cpu"),
+    ("accept-wrong-argument-builder", "the builder accepts any kernel argument type",
+     "include/cudag/arguments.hpp",
+     "      sizeof...(P) == sizeof...(A) &&\n      check_arguments(",
+     "      sizeof...(P) == sizeof...(A) || true ||\n      check_arguments(",
+     "cpu"),
+    ("swallow-host-exception", "a host node's exception is dropped",
+     "include/cudag/native_nodes.hpp",
+     "      call->failures->record(call->node, std::current_exception());",
+     "      (void)call;",
+     "gpu"),
+    ("memset-pitch", "a one-row memset gets pitch 0",
+     "src/native/native_nodes.cpp",
+     "p.pitch = height > 1 ? pitch_bytes : width * element_size;",
+     "p.pitch = height > 1 ? pitch_bytes : 0;",
+     "cpu"),
+]
+
+
+def run(cmd, log, **kw):
+    with open(log, "a", encoding="utf-8") as f:
+        f.write("$ " + " ".join(cmd) + "\n")
+        f.flush()
+        return subprocess.run(cmd, cwd=ROOT, stdout=f, stderr=subprocess.STDOUT, **kw).returncode
+
+
+def failed_tests(build):
+    path = os.path.join(ROOT, build, "meson-logs", "testlog.json")
+    out = []
+    if not os.path.exists(path):
+        return out
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            t = json.loads(line)
+            if t.get("result") not in ("OK", "SKIP", "EXPECTEDFAIL"):
+                out.append(t["name"])
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default="build-mutation")
+    ap.add_argument("--suite", default="cpu", choices=["cpu", "gpu"])
+    ap.add_argument("--only", default="")
+    ap.add_argument("--list", action="store_true")
+    ap.add_argument("--markdown", default="")
+    ap.add_argument("--jobs", default=str(os.cpu_count() or 2))
+    args = ap.parse_args()
+
+    faults = [f for f in FAULTS if not args.only or f[0] in args.only.split(",")]
+    faults = [f for f in faults if f[5] in ("both", args.suite)]
+    if args.list:
+        for f in faults:
+            print(f"{f[0]:30} {f[5]:5} {f[1]}")
+        return 0
+
+    build = args.build
+    log = os.path.join(ROOT, build + ".log")
+    if not os.path.exists(os.path.join(ROOT, build, "build.ninja")):
+        setup = ["meson", "setup", build, "-Dexamples=false", "-Dtools=false"]
+        if args.suite == "cpu":
+            setup.append("-Ddevice_code=false")
+        if run(setup, log) != 0:
+            print("meson setup failed; see " + log)
+            return 2
+    if run(["ninja", "-C", build, "-j", args.jobs], log) != 0:
+        print("the unmutated tree does not build; see " + log)
+        return 2
+    # The subproject consumer (suite 'slow') builds a second project: it
+    # detects packaging faults, not these.
+    test = ["meson", "test", "-C", build, "--suite", args.suite, "--no-suite", "slow",
+            "--no-rebuild", "--num-processes", args.jobs]
+
+    results = []
+    for fid, what, path, original, mutated, _ in faults:
+        full = os.path.join(ROOT, path)
+        with open(full, encoding="utf-8") as f:
+            text = f.read()
+        if text.count(original) != 1:
+            results.append((fid, what, "NOT APPLIED: snippet found %d times" % text.count(original), []))
+            print(f"{fid}: snippet found {text.count(original)} times in {path}")
+            continue
+        start = time.time()
+        try:
+            with open(full, "w", encoding="utf-8") as f:
+                f.write(text.replace(original, mutated))
+            built = run(["ninja", "-C", build, "-j", args.jobs, "-k", "0"], log) == 0
+            tested = built and run(test, log) == 0
+            failed = failed_tests(build) if built else ["(the build failed)"]
+        finally:
+            with open(full, "w", encoding="utf-8") as f:
+                f.write(text)
+        caught = not built or not tested
+        verdict = "caught" if caught else "MISSED"
+        results.append((fid, what, verdict, failed))
+        print(f"{fid:30} {verdict:7} {time.time() - start:6.0f} s  {', '.join(failed)[:160]}", flush=True)
+    run(["ninja", "-C", build, "-j", args.jobs], log)  # leave the build matching the tree
+
+    if args.markdown:
+        with open(args.markdown, "w", encoding="utf-8") as f:
+            f.write(f"| fault | what it does | {args.suite} suite | failing tests |\n|---|---|---|---|\n")
+            for fid, what, verdict, failed in results:
+                f.write(f"| {fid} | {what} | {verdict} | {', '.join(failed)} |\n")
+    missed = [r for r in results if r[2] != "caught"]
+    print(f"{len(results) - len(missed)} of {len(results)} faults caught")
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
