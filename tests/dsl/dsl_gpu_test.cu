@@ -40,6 +40,15 @@ __global__ void loop_step(cudaGraphConditionalHandle more, int* counter, int lim
 __global__ void set_condition(cudaGraphConditionalHandle h, const unsigned* value) {
   if (threadIdx.x == 0) cudaGraphSetConditional(h, *value);
 }
+/// No bounds guard: thread 0 of every block launched writes blockIdx.x + 1
+/// to its slot and counts the block.
+__global__ void mark_blocks(unsigned* slot, unsigned* blocks_seen, int n) {
+  (void)n;  // sizes the grid only
+  if (threadIdx.x == 0) {
+    slot[blockIdx.x] = blockIdx.x + 1;
+    atomicAdd(blocks_seen, 1u);
+  }
+}
 
 using namespace cudag::dsl;
 
@@ -97,9 +106,10 @@ TEST(DslGpu, SaxpyRunsAndRebindsAcrossReplays) {
   auto x2 = download(dx2.data(), N);
   EXPECT_FLOAT_EQ(x2[N - 1], 20.0f * N);  // scaled once in place
 
-  // A smaller n shrinks the grid too: the tail stays poisoned.
+  // A smaller n shrinks the grid too (counted block by block in
+  // BlocksForFollowsTheCountOnBothPaths): the tail stays poisoned.
   poison_buffer(dy.data(), N);
-  ex.rebind(n = 100);
+  EXPECT_EQ(ex.rebind(n = 100), rebind_path::node_setters);
   ex.launch(stream.get());
   ex.synchronize(stream.get());
   out = download(dy.data(), N);
@@ -107,6 +117,50 @@ TEST(DslGpu, SaxpyRunsAndRebindsAcrossReplays) {
   EXPECT_FLOAT_EQ(out[100], 0.0f);  // cleared by memset (width is fixed), not written
   EXPECT_EQ(ex.replay_count(), 3u);
   EXPECT_FALSE(ex.driver_dot().empty());
+}
+
+constexpr auto slots = param<"slots", unsigned*>;
+constexpr auto blocks_seen = param<"blocks_seen", unsigned*>;
+constexpr auto marking =
+    graph(kernel<"mark", mark_blocks>(blocks_for(n, 256), 256, slots, blocks_seen, n));
+
+TEST(DslGpu, BlocksForFollowsTheCountOnBothPaths) {
+  CUDAG_REQUIRE_GPU();
+  constexpr unsigned max_blocks = 32, unwritten = 0xEEEEEEEEu;
+  cudag::device_buffer<unsigned> slot(max_blocks), seen(1);
+  auto stream = cudag::make_stream();
+  auto ex = instantiate(marking, slots = slot.data(), blocks_seen = seen.data(), n = 1000);
+  // The kernel has no bounds guard: the slots written are the blocks launched.
+  auto expect_blocks = [&](unsigned blocks) {
+    CUDAG_EXPECT_CUDA(cudaMemset(slot.data(), 0xEE, max_blocks * sizeof(unsigned)));
+    CUDAG_EXPECT_CUDA(cudaMemset(seen.data(), 0, sizeof(unsigned)));
+    CUDAG_EXPECT_CUDA(cudaDeviceSynchronize());  // the launch stream is non-blocking
+    ex.launch(stream.get());
+    ex.synchronize(stream.get());
+    CUDAG_EXPECT_CUDA(cudaGetLastError());
+    std::vector<unsigned> h(max_blocks);
+    unsigned counted = 0;
+    CUDAG_EXPECT_CUDA(cudaMemcpy(h.data(), slot.data(), max_blocks * sizeof(unsigned),
+                                 cudaMemcpyDeviceToHost));
+    CUDAG_EXPECT_CUDA(cudaMemcpy(&counted, seen.data(), sizeof counted, cudaMemcpyDeviceToHost));
+    EXPECT_EQ(counted, blocks);
+    for (unsigned k = 0; k < max_blocks; ++k)
+      ASSERT_EQ(h[k], k < blocks ? k + 1 : unwritten)
+          << "slot " << k << " of " << blocks << " blocks";
+  };
+  ASSERT_NO_FATAL_FAILURE(expect_blocks(4));  // ceil(1000 / 256)
+  EXPECT_EQ(ex.rebind(n = 100), rebind_path::node_setters);
+  ASSERT_NO_FATAL_FAILURE(expect_blocks(1));
+  EXPECT_EQ(ex.rebind(n = 257), rebind_path::node_setters);
+  ASSERT_NO_FATAL_FAILURE(expect_blocks(2));
+  ex.set_rebind_policy(cudag::rebind_policy::whole_graph_update);
+  EXPECT_EQ(ex.rebind(n = int(256 * max_blocks)), rebind_path::whole_graph_update);
+  ASSERT_NO_FATAL_FAILURE(expect_blocks(max_blocks));
+  EXPECT_EQ(ex.rebind(n = 512), rebind_path::whole_graph_update);
+  ASSERT_NO_FATAL_FAILURE(expect_blocks(2));
+  ex.set_rebind_policy(cudag::rebind_policy::node_setters);
+  EXPECT_EQ(ex.rebind(n = 1), rebind_path::node_setters);
+  ASSERT_NO_FATAL_FAILURE(expect_blocks(1));
 }
 
 constexpr auto acc = param<"acc", float*>;
@@ -150,7 +204,7 @@ TEST(DslGpu, RebindChoosesSettersOrWholeUpdateAndKeepsBoth) {
   }
   // Rebind between two replays, no host sync between them: stream order.
   ex.launch(stream.get());
-  ex.rebind(acc = a.data());
+  EXPECT_EQ(ex.rebind(acc = a.data()), rebind_path::whole_graph_update);  // still forced
   ex.launch(stream.get());
   ex.synchronize(stream.get());
   EXPECT_FLOAT_EQ(download(b.data(), N)[0], 2.0f + 18.0f);
@@ -219,8 +273,9 @@ TEST(DslGpu, MemsetAndMemcpyNodes) {
   EXPECT_FLOAT_EQ(hf[50], 2.5f);   // filled
   EXPECT_FLOAT_EQ(hf[100], poison);
 
-  // memset destination and value, memcpy destination: all follow a rebind.
-  ex.rebind(floats_out = f2.data(), fill_value = 7.5f);
+  // memset destination and value, memcpy destination: all follow a rebind
+  // (two readers of five nodes: per-node setters).
+  EXPECT_EQ(ex.rebind(floats_out = f2.data(), fill_value = 7.5f), rebind_path::node_setters);
   ex.launch(stream.get());
   ex.synchronize(stream.get());
   auto hf2 = download(f2.data(), 128);
@@ -244,11 +299,11 @@ TEST(DslGpu, HostNodeSeesBoundValuesAndReportsFailuresByName) {
   ex.launch(stream.get());
   ex.synchronize(stream.get());
   EXPECT_EQ(seen, 43);
-  ex.rebind(value = 9);
+  EXPECT_EQ(ex.rebind(value = 9), rebind_path::node_setters);  // 2 readers: fewer than 16
   ex.launch(stream.get());
   ex.synchronize(stream.get());
   EXPECT_EQ(seen, 93);
-  ex.rebind(value = -1);
+  EXPECT_EQ(ex.rebind(value = -1), rebind_path::node_setters);
   ex.launch(stream.get());
   try {
     ex.synchronize(stream.get());
@@ -280,7 +335,8 @@ TEST(DslGpu, CapturedNodeIsRecordedAgainOnRebind) {
   ex.synchronize(stream.get());
   CUDAG_EXPECT_CUDA(cudaGetLastError());
   EXPECT_FLOAT_EQ(download(d1.data(), N)[N - 1], 6.5f);
-  ex.rebind(dst = d2.data());
+  // Re-recorded and set with cudaGraphExecChildGraphNodeSetParams.
+  EXPECT_EQ(ex.rebind(dst = d2.data()), rebind_path::node_setters);
   poison_buffer(d1.data(), N);
   ex.launch(stream.get());
   ex.synchronize(stream.get());
@@ -326,12 +382,16 @@ TEST(DslGpu, EventRecordAndWaitNodes) {
   auto ex = instantiate(g, event = e1.get(), out = d.data());
   ex.launch(stream.get());
   ex.synchronize(stream.get());
-  CUDAG_EXPECT_CUDA(cudaEventQuery(e1.get()));
+  CUDAG_EXPECT_CUDA(cudaGetLastError());
   EXPECT_FLOAT_EQ(download(d.data(), N)[3], 9.0f);
-  ex.rebind(event = e2.get());
+  // Both event nodes read `event`: two of four nodes, per-node setters.
+  // (Whether the nodes really record and wait is checked by races in
+  // dsl_events_gpu_test.cu: an event query cannot tell.)
+  EXPECT_EQ(ex.rebind(event = e2.get()), rebind_path::node_setters);
+  poison_buffer(d.data(), N);
   ex.launch(stream.get());
   ex.synchronize(stream.get());
-  CUDAG_EXPECT_CUDA(cudaEventQuery(e2.get()));
+  CUDAG_EXPECT_CUDA(cudaGetLastError());
   EXPECT_FLOAT_EQ(download(d.data(), N)[3], 9.0f);
 }
 
@@ -425,7 +485,8 @@ TEST(DslGpu, IfElseAndSwitchFollowTheCondition) {
   ex.synchronize(stream.get());
   EXPECT_FLOAT_EQ(download(d.data(), N)[5], 101.0f);
   poison_buffer(d.data(), N);
-  ex.rebind(flag_value = static_cast<const unsigned*>(zero.data()));
+  EXPECT_EQ(ex.rebind(flag_value = static_cast<const unsigned*>(zero.data())),
+            rebind_path::node_setters);
   ex.launch(stream.get());
   ex.synchronize(stream.get());
   EXPECT_FLOAT_EQ(download(d.data(), N)[5], 2.0f);

@@ -1,4 +1,4 @@
-// Conditional nodes: if/else taking both branches, while looping N times,
+// Conditional nodes: if taken and not taken, if/else taking both branches, while looping N times,
 // switch picking each case. The condition is set by a kernel in the graph.
 #include <gtest/gtest.h>
 
@@ -25,6 +25,47 @@ void write_int(int* device, int v) {
 }
 
 }  // namespace
+
+TEST(EngineConditionals, IfThenRunsItsBodyOnlyWhenTheConditionIsSet) {
+  CUDAG_REQUIRE_GPU();
+  cudag::device_buffer<unsigned> choice(1);
+  cudag::device_buffer<int> out(1), after(1);
+
+  cudag::builder b("if_then");
+  auto po = b.param<int*>("out");
+  auto pa = b.param<int*>("after");
+  auto pc = b.param<const unsigned*>("choice");
+  auto cond = b.condition("take");  // default 0, assigned at every launch
+  cudag::builder body("body");
+  body.kernel("write_then", CUDAG_KERNEL(write_value), cudag::launch(1, 1), po, 333);
+
+  // The if node is declared before the kernel that sets its condition.
+  auto maybe = b.if_then("maybe", cond, body.build());
+  auto decide = b.kernel("decide", CUDAG_KERNEL(set_condition), cudag::launch(1, 1), cond, pc);
+  auto mark = b.kernel("mark_after", CUDAG_KERNEL(write_value), cudag::launch(1, 1), pa, 444);
+  b.edge(decide, maybe);
+  b.edge(maybe, mark);
+
+  const cudag::binding binds[] = {
+      cudag::bind("out", out.data()), cudag::bind("after", after.data()),
+      cudag::bind("choice", static_cast<const unsigned*>(choice.data()))};
+  auto e = cudag::instantiate(b.build(), binds);
+  auto s = cudag::make_stream();
+  // Taken, not taken, taken again (a stale condition would show), any non-zero value.
+  for (unsigned pick : {1u, 0u, 1u, 0u, 9u}) {
+    write_int(out.data(), -1);
+    write_int(after.data(), -1);
+    ASSERT_EQ(cudaMemcpy(choice.data(), &pick, sizeof pick, cudaMemcpyHostToDevice), cudaSuccess);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);  // the launch stream is non-blocking
+    e.launch(s.get());
+    ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+    e.synchronize(s.get());
+    ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+    EXPECT_EQ(read_int(out.data()), pick != 0 ? 333 : -1) << "condition " << pick;
+    EXPECT_EQ(read_int(after.data()), 444) << "the node after the if did not run";
+  }
+  EXPECT_EQ(e.replay_count(), 5u);
+}
 
 TEST(EngineConditionals, IfElseTakesBothBranches) {
   CUDAG_REQUIRE_GPU();

@@ -188,8 +188,11 @@ TEST(EngineNodes, EventRecordAndWaitAcrossTwoGraphsOnTwoStreams) {
   upload(observed, std::vector<int>{-1});
   auto ready = cudag::make_event();
 
+  // The producer is slow (30 ms): a consumer that did not wait would copy
+  // the -1 (test_events_gpu.cu checks record and wait one at a time).
   cudag::builder producer("producer");
-  auto spin = producer.kernel("write", CUDAG_KERNEL(write_value), cudag::launch(1, 1), slot.data(), 77);
+  auto spin = producer.kernel("write", CUDAG_KERNEL(spin_then_write), cudag::launch(1, 1),
+                              slot.data(), 77, 30);
   auto rec = producer.record("ready", ready.get());
   producer.edge(spin, rec);
 
@@ -206,6 +209,7 @@ TEST(EngineNodes, EventRecordAndWaitAcrossTwoGraphsOnTwoStreams) {
   c.launch(s2.get());
   c.synchronize(s2.get());
   p.synchronize(s1.get());
+  ASSERT_EQ(cudaGetLastError(), cudaSuccess);
   EXPECT_EQ(read_back(observed)[0], 77);
 }
 

@@ -46,8 +46,8 @@ TEST(Rebind, KernelPointerScalarAndGridAcrossReplays) {
 
   // New pointer, new scalar, bigger n (the grid grows with it): no rebuild.
   EXPECT_EQ(e.rebind("x", b2.data()), cudag::rebind_path::node_setters);
-  e.rebind("start", 100.0f);
-  e.rebind("n", max_n);
+  EXPECT_EQ(e.rebind("start", 100.0f), cudag::rebind_path::node_setters);
+  EXPECT_EQ(e.rebind("n", max_n), cudag::rebind_path::node_setters);
   EXPECT_EQ(e.rebind("n", max_n), cudag::rebind_path::none);  // same value: nothing to do
   e.launch(s.get());
   e.synchronize(s.get());
@@ -77,8 +77,8 @@ TEST(Rebind, BetweenTwoReplaysWithoutHostSync) {
   auto s = cudag::make_stream();
   e.launch(s.get());
   // The first replay may still run: it keeps the values it was launched with.
-  e.rebind("x", second.data());
-  e.rebind("start", -3.0f);
+  EXPECT_EQ(e.rebind("x", second.data()), cudag::rebind_path::node_setters);
+  EXPECT_EQ(e.rebind("start", -3.0f), cudag::rebind_path::node_setters);
   e.launch(s.get());
   e.synchronize(s.get());
   const auto h1 = read_back(first);
@@ -115,17 +115,20 @@ TEST(Rebind, MemsetMemcpyHostAndEventNodes) {
   auto s = cudag::make_stream();
   e.launch(s.get());
   e.synchronize(s.get());
+  ASSERT_EQ(cudaGetLastError(), cudaSuccess);
   EXPECT_EQ(host_saw.load(), 0x11111111u);
-  EXPECT_EQ(cudaEventQuery(ev1.get()), cudaSuccess);
 
+  // Four parameters of four nodes in one call: one exec setter per node.
+  // (That the record node then records ev2 is checked by a race in
+  // test_events_gpu.cu: an event query cannot tell.)
   const cudag::binding changes[] = {cudag::bind("dst", d2.data()), cudag::bind("value", 0x22222222u),
                                     cudag::bind("copy", copy2.data()),
                                     cudag::bind("event", ev2.get())};
-  e.rebind(changes);
+  EXPECT_EQ(e.rebind(changes), cudag::rebind_path::node_setters);
   e.launch(s.get());
   e.synchronize(s.get());
+  ASSERT_EQ(cudaGetLastError(), cudaSuccess);
   EXPECT_EQ(host_saw.load(), 0x22222222u);
-  EXPECT_EQ(cudaEventQuery(ev2.get()), cudaSuccess);
   const auto h1 = read_back(d1), h2 = read_back(d2), c1 = read_back(copy1), c2 = read_back(copy2);
   for (int i = 0; i < n; ++i) {
     ASSERT_EQ(h1[i], 0x11111111u);
@@ -155,8 +158,9 @@ TEST(Rebind, CapturedNodeIsRecordedAgain) {
   auto e = cudag::instantiate(b.build(), binds);
   auto s = cudag::make_stream();
   e.launch(s.get());
-  e.rebind("x", c.data());
-  e.rebind("factor", 5.0f);
+  // Re-recorded and set with cudaGraphExecChildGraphNodeSetParams: a per-node setter.
+  EXPECT_EQ(e.rebind("x", c.data()), cudag::rebind_path::node_setters);
+  EXPECT_EQ(e.rebind("factor", 5.0f), cudag::rebind_path::node_setters);
   e.launch(s.get());
   e.synchronize(s.get());
   const auto ha = read_back(a), hc = read_back(c);
@@ -176,7 +180,8 @@ TEST(Rebind, ParameterReadByManyNodesTakesOneWholeGraphUpdate) {
   auto px = b.param<float*>("x");
   cudag::node_ref previous = b.kernel("k0", CUDAG_KERNEL(scale), cudag::launch(1, n), px, 1.01f, n);
   for (int i = 1; i < nodes; ++i) {
-    auto k = b.kernel("k" + std::to_string(i), CUDAG_KERNEL(scale), cudag::launch(1, n), px, 1.01f, n);
+    auto k = b.kernel(std::string("k").append(std::to_string(i)), CUDAG_KERNEL(scale),
+                      cudag::launch(1, n), px, 1.01f, n);
     b.edge(previous, k);
     previous = k;
   }
@@ -193,6 +198,101 @@ TEST(Rebind, ParameterReadByManyNodesTakesOneWholeGraphUpdate) {
     ASSERT_FLOAT_EQ(ha[i], 1.0f) << "old buffer touched";
     ASSERT_NEAR(hc[i], expected, 1e-4f);
   }
+
+  // Forced through one exec setter per node, back to `a`.
+  e.set_rebind_policy(cudag::rebind_policy::node_setters);
+  fill(a, 1.0f);
+  fill(c, 1.0f);
+  EXPECT_EQ(e.rebind("x", a.data()), cudag::rebind_path::node_setters);
+  e.launch(s.get());
+  e.synchronize(s.get());
+  ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+  const auto ha2 = read_back(a), hc2 = read_back(c);
+  for (int i = 0; i < n; ++i) {
+    ASSERT_NEAR(ha2[i], expected, 1e-4f);
+    ASSERT_FLOAT_EQ(hc2[i], 1.0f) << "old buffer touched";
+  }
+}
+
+TEST(Rebind, ForcedWholeGraphUpdateKeepsEarlierPerNodeChanges) {
+  CUDAG_REQUIRE_GPU();
+  constexpr int n = 64;
+  cudag::device_buffer<float> a(n), other(n), other2(n);
+  fill(a, poison);
+  fill(other, poison);
+  fill(other2, poison);
+  cudag::builder b("forced");
+  auto px = b.param<float*>("x");
+  auto ps = b.param<float>("start");
+  auto po = b.param<float*>("other");
+  auto f = b.kernel("fill", CUDAG_KERNEL(fill_iota), cudag::launch(1, n), px, ps, n);
+  auto g = b.kernel("fill_other", CUDAG_KERNEL(fill_iota), cudag::launch(1, n), po, 7.0f, n);
+  b.edge(f, g);
+  const cudag::binding binds[] = {cudag::bind("x", a.data()), cudag::bind("start", 1.0f),
+                                  cudag::bind("other", other.data())};
+  auto e = cudag::instantiate(b.build(), binds);
+  auto s = cudag::make_stream();
+  // One reader of two nodes: a per-node setter by the automatic rule; the
+  // template graph's "fill" still has start = 1.
+  EXPECT_EQ(e.rebind("start", 2.0f), cudag::rebind_path::node_setters);
+  // Forced whole-graph update of the other node: applying the template
+  // graph must not undo start = 2 on "fill".
+  e.set_rebind_policy(cudag::rebind_policy::whole_graph_update);
+  EXPECT_EQ(e.rebind("other", other2.data()), cudag::rebind_path::whole_graph_update);
+  e.launch(s.get());
+  e.synchronize(s.get());
+  ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+  const auto ha = read_back(a), ho = read_back(other), ho2 = read_back(other2);
+  for (int i = 0; i < n; ++i) {
+    ASSERT_FLOAT_EQ(ha[i], 2.0f + i) << i;
+    ASSERT_FLOAT_EQ(ho[i], poison) << i;
+    ASSERT_FLOAT_EQ(ho2[i], 7.0f + i) << i;
+  }
+  // Back to the automatic rule.
+  e.set_rebind_policy(cudag::rebind_policy::automatic);
+  EXPECT_EQ(e.rebind("start", 3.0f), cudag::rebind_path::node_setters);
+  fill(a, poison);
+  e.launch(s.get());
+  e.synchronize(s.get());
+  ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+  EXPECT_FLOAT_EQ(read_back(a)[5], 8.0f);
+}
+
+TEST(Rebind, GridFollowsTheCountParameterOnBothPaths) {
+  CUDAG_REQUIRE_GPU();
+  constexpr int max_blocks = 32;
+  constexpr unsigned unwritten = 0xEEEEEEEEu;
+  cudag::device_buffer<unsigned> slot(max_blocks), seen(1);
+  cudag::builder b("grid");
+  auto pn = b.param<int>("n");
+  b.kernel("mark", CUDAG_KERNEL(mark_blocks), cudag::launch_over(pn, 256), slot.data(),
+           seen.data());
+  const cudag::binding binds[] = {cudag::bind("n", 1000)};
+  auto e = cudag::instantiate(b.build(), binds);
+  auto s = cudag::make_stream();
+  // The kernel has no bounds guard: the slots written are the blocks launched.
+  auto expect_blocks = [&](unsigned blocks) {
+    fill(slot, unwritten);
+    fill(seen, 0u);
+    e.launch(s.get());
+    e.synchronize(s.get());
+    ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+    EXPECT_EQ(read_back(seen)[0], blocks);
+    const auto h = read_back(slot);
+    for (unsigned k = 0; k < max_blocks; ++k)
+      ASSERT_EQ(h[k], k < blocks ? k + 1 : unwritten)
+          << "slot " << k << " of " << blocks << " blocks";
+  };
+  ASSERT_NO_FATAL_FAILURE(expect_blocks(4));  // ceil(1000 / 256)
+  EXPECT_EQ(e.rebind("n", 100), cudag::rebind_path::node_setters);
+  ASSERT_NO_FATAL_FAILURE(expect_blocks(1));
+  EXPECT_EQ(e.rebind("n", 257), cudag::rebind_path::node_setters);
+  ASSERT_NO_FATAL_FAILURE(expect_blocks(2));
+  e.set_rebind_policy(cudag::rebind_policy::whole_graph_update);
+  EXPECT_EQ(e.rebind("n", 256 * max_blocks), cudag::rebind_path::whole_graph_update);
+  ASSERT_NO_FATAL_FAILURE(expect_blocks(max_blocks));
+  EXPECT_EQ(e.rebind("n", 512), cudag::rebind_path::whole_graph_update);
+  ASSERT_NO_FATAL_FAILURE(expect_blocks(2));
 }
 
 TEST(Rebind, WrongTypeAndUnknownNameAreRefused) {
@@ -225,12 +325,25 @@ TEST(Update, ChangedSpecSameTopologyIsApplied) {
     return b.build();
   };
   auto e = cudag::instantiate(make(1.0f, 2.0f), {});
-  e.update(make(10.0f, 3.0f), {});
   auto s = cudag::make_stream();
   e.launch(s.get());
   e.synchronize(s.get());
-  const auto h = read_back(a);
+  ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+  EXPECT_FLOAT_EQ(read_back(a)[4], 2.0f * (1.0f + 4));
+  fill(a, poison);
+  e.update(make(10.0f, 3.0f), {});
+  e.launch(s.get());
+  e.synchronize(s.get());
+  ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+  auto h = read_back(a);
   for (int i = 0; i < n; ++i) ASSERT_FLOAT_EQ(h[i], 3.0f * (10.0f + i));
+  fill(a, poison);
+  EXPECT_FALSE(e.update_or_reinstantiate(make(20.0f, 0.5f), {})) << "same topology: updated";
+  e.launch(s.get());
+  e.synchronize(s.get());
+  ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+  h = read_back(a);
+  for (int i = 0; i < n; ++i) ASSERT_FLOAT_EQ(h[i], 0.5f * (20.0f + i));
 }
 
 TEST(Update, RefusedUpdateNamesTheNodeAndReinstantiateFallsBack) {
@@ -254,11 +367,21 @@ TEST(Update, RefusedUpdateNamesTheNodeAndReinstantiateFallsBack) {
   auto s = cudag::make_stream();
   e.launch(s.get());  // unchanged after the refusal: still fills
   e.synchronize(s.get());
+  ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+  const auto unchanged = read_back(a);
+  for (int i = 0; i < n; ++i) ASSERT_FLOAT_EQ(unchanged[i], 1.0f + i) << i;
+
+  fill(a, poison);
   EXPECT_TRUE(e.update_or_reinstantiate(second.spec(), {}));
   e.launch(s.get());
   e.synchronize(s.get());
+  ASSERT_EQ(cudaGetLastError(), cudaSuccess);
   const auto h = read_back(a);
   for (int i = 0; i < n; ++i) ASSERT_FLOAT_EQ(h[i], 2.0f);
+  ASSERT_NE(e.node_handle("work"), nullptr);
+  cudaGraphNodeType type{};
+  ASSERT_EQ(cudaGraphNodeGetType(e.node_handle("work"), &type), cudaSuccess);
+  EXPECT_EQ(type, cudaGraphNodeTypeMemset) << "the re-instantiated graph's node";
 }
 
 TEST(Rebind, EnableAndDisableNodes) {
@@ -326,9 +449,25 @@ TEST(Rebind, ParameterInsideChildGraphUsesWholeGraphUpdate) {
   EXPECT_EQ(e.readers_of("x"), std::vector<std::string>{"stage/fill"});
   e.launch(s.get());
   e.synchronize(s.get());
+  ASSERT_EQ(cudaGetLastError(), cudaSuccess);
   const auto ha = read_back(a), hc = read_back(c);
   for (int i = 0; i < n; ++i) {
     ASSERT_FLOAT_EQ(ha[i], 1.0f + i);
     ASSERT_FLOAT_EQ(hc[i], 50.0f + i);
+  }
+
+  // Exec setters cannot reach a node inside a child graph: even with
+  // per-node setters forced, the change goes through the template graph.
+  e.set_rebind_policy(cudag::rebind_policy::node_setters);
+  fill(a, poison);
+  fill(c, poison);
+  EXPECT_EQ(e.rebind("start", 70.0f), cudag::rebind_path::whole_graph_update);
+  e.launch(s.get());
+  e.synchronize(s.get());
+  ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+  const auto ha2 = read_back(a), hc2 = read_back(c);
+  for (int i = 0; i < n; ++i) {
+    ASSERT_FLOAT_EQ(ha2[i], poison);
+    ASSERT_FLOAT_EQ(hc2[i], 70.0f + i);
   }
 }

@@ -1,0 +1,280 @@
+// The spec exec's public surface beyond launch: node handles (the CUDA node
+// of each declared node, of the declared kind, in the exec's own graph),
+// native_graph and native_exec, upload, every rebind overload and what each
+// returns, and the instantiate options as the executable graph sees them.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cudag/builder.hpp"
+#include "cudag/exec.hpp"
+#include "gpu_support.hpp"
+#include "order_check.hpp"
+#include "test_buffers.hpp"
+#include "test_kernels.cuh"
+
+using namespace engine_test;
+
+namespace {
+
+constexpr float poison = -4242.0f;
+
+void launch_and_wait(cudag::exec& e, cudaStream_t s) {
+  e.launch(s);
+  ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+  e.synchronize(s);
+  ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+}
+
+}  // namespace
+
+TEST(ExecApi, NodeHandlesAreTheNodesOfTheNativeGraph) {
+  CUDAG_REQUIRE_GPU();
+  constexpr int n = 64;
+  cudag::device_buffer<float> out(n), side(n);
+  cudag::device_buffer<unsigned> take_branch(1);
+  fill(out, poison);
+  fill(side, poison);
+  fill(take_branch, 1u);
+  auto ev = cudag::make_event();
+  std::atomic<int> host_runs{0};
+
+  cudag::builder b("every_kind");
+  auto po = b.param<float*>("out");
+  auto pe = b.param<cudaEvent_t>("event");
+  auto pc = b.param<const unsigned*>("choice");
+  auto cond = b.condition("take");
+  cudag::builder inner("inner");
+  auto ipo = inner.param<float*>("out");
+  inner.kernel("inner_double", CUDAG_KERNEL(scale), cudag::launch(1, n), ipo, 2.0f, n);
+  cudag::builder body("body");  // uses the enclosing graph's parameter by handle
+  body.kernel("times_ten", CUDAG_KERNEL(scale), cudag::launch(1, n), po, 10.0f, n);
+  // Declared out of order on purpose; edges by reference and by name.
+  auto maybe = b.if_then("maybe", cond, body.build());
+  auto [alloc, tmp] = b.alloc<float>("tmp", n);
+  auto drain = b.memcpy("drain", po, tmp, n * sizeof(float));
+  auto set = b.memset("set_tmp", tmp, 1.5f, n);
+  auto work = b.kernel("work", CUDAG_KERNEL(scale), cudag::launch(1, n), tmp, 2.0f, n);
+  auto release = b.free("release", tmp);
+  auto note = b.host("note", [&] { ++host_runs; });
+  auto sub = b.child("sub", inner.build());
+  auto lib = b.captured(
+      "lib", "fill_iota",
+      [](cudaStream_t s, float* p) { fill_iota<<<1, n, 0, s>>>(p, 3.0f, n); }, side.data());
+  auto join = b.empty("join");
+  auto rec = b.record("rec", pe);
+  auto hold = b.wait("hold", pe);
+  auto decide = b.kernel("decide", CUDAG_KERNEL(set_condition), cudag::launch(1, 1), cond, pc);
+  b.chain(alloc, set, work, drain, release);
+  b.edge("drain", "sub");
+  b.edge(sub, maybe);
+  b.edge(decide, maybe);
+  b.edge(b.node("maybe"), join);
+  b.edge(lib, join);
+  join.precede(note, rec);
+  b.edge(hold, decide);
+  const cudag::graph_spec spec = b.build();
+
+  const cudag::binding binds[] = {
+      cudag::bind("out", out.data()), cudag::bind("event", ev.get()),
+      cudag::bind("choice", static_cast<const unsigned*>(take_branch.data()))};
+  auto e = cudag::instantiate(spec, binds);
+  ASSERT_NE(e.native_exec(), nullptr);
+  ASSERT_NE(e.native_graph(), nullptr);
+
+  const std::vector<std::pair<std::string, cudaGraphNodeType>> kinds = {
+      {"maybe", cudaGraphNodeTypeConditional}, {"tmp", cudaGraphNodeTypeMemAlloc},
+      {"drain", cudaGraphNodeTypeMemcpy},      {"set_tmp", cudaGraphNodeTypeMemset},
+      {"work", cudaGraphNodeTypeKernel},       {"release", cudaGraphNodeTypeMemFree},
+      {"note", cudaGraphNodeTypeHost},         {"sub", cudaGraphNodeTypeGraph},
+      {"lib", cudaGraphNodeTypeGraph},         {"join", cudaGraphNodeTypeEmpty},
+      {"rec", cudaGraphNodeTypeEventRecord},   {"hold", cudaGraphNodeTypeWaitEvent},
+      {"decide", cudaGraphNodeTypeKernel}};
+  ASSERT_EQ(kinds.size(), spec.nodes.size());
+  std::vector<std::string> names;
+  std::vector<cudaGraphNode_t> handles;
+  for (const auto& [name, type] : kinds) {
+    const cudaGraphNode_t h = e.node_handle(name);
+    ASSERT_NE(h, nullptr) << name;
+    cudaGraphNodeType actual{};
+    CUDAG_EXPECT_CUDA(cudaGraphNodeGetType(h, &actual));
+    EXPECT_EQ(actual, type) << name;
+    for (const cudaGraphNode_t other : handles) EXPECT_NE(h, other) << name << " shares a handle";
+    names.push_back(name);
+    handles.push_back(h);
+  }
+  // The declared edges, by the ids of `kinds`.
+  auto id = [&](const char* name) {
+    return static_cast<int>(std::find(names.begin(), names.end(), name) - names.begin());
+  };
+  const order_test::edge_list declared = {
+      {id("tmp"), id("set_tmp")}, {id("set_tmp"), id("work")}, {id("work"), id("drain")},
+      {id("drain"), id("release")}, {id("drain"), id("sub")},  {id("sub"), id("maybe")},
+      {id("decide"), id("maybe")}, {id("maybe"), id("join")},  {id("lib"), id("join")},
+      {id("join"), id("note")},    {id("join"), id("rec")},    {id("hold"), id("decide")}};
+  ASSERT_NO_FATAL_FAILURE(
+      order_test::expect_native_order(e.native_graph(), handles, declared, names));
+
+  EXPECT_THROW((void)e.node_handle("missing"), cudag::error);
+  EXPECT_THROW((void)e.node_handle("sub/inner_double"), cudag::error) << "not a top-level node";
+
+  auto s = cudag::make_stream();
+  ASSERT_NO_FATAL_FAILURE(launch_and_wait(e, s.get()));
+  const auto h = read_back(out), hs = read_back(side);
+  for (int i = 0; i < n; ++i) {
+    ASSERT_FLOAT_EQ(h[i], 1.5f * 2.0f * 2.0f * 10.0f) << i;  // set, work, sub, maybe
+    ASSERT_FLOAT_EQ(hs[i], 3.0f + i) << i;
+  }
+  EXPECT_EQ(host_runs.load(), 1);
+}
+
+TEST(ExecApi, UploadThenLaunchOnAnotherStream) {
+  CUDAG_REQUIRE_GPU();
+  constexpr int n = 256;
+  cudag::device_buffer<float> a(n);
+  fill(a, poison);
+  cudag::builder b("uploaded");
+  auto px = b.param<float*>("x");
+  auto ps = b.param<float>("start");
+  b.kernel("fill", CUDAG_KERNEL(fill_iota), cudag::launch(1, n), px, ps, n);
+  const cudag::binding binds[] = {cudag::bind("x", a.data()), cudag::bind("start", 5.0f)};
+  auto e = cudag::instantiate(b.build(), binds);
+  auto s1 = cudag::make_stream(), s2 = cudag::make_stream();
+  e.upload(s1.get());
+  CUDAG_EXPECT_CUDA(cudaStreamSynchronize(s1.get()));
+  CUDAG_EXPECT_CUDA(cudaGetLastError());
+  EXPECT_EQ(e.replay_count(), 0u) << "an upload is not a replay";
+  ASSERT_NO_FATAL_FAILURE(launch_and_wait(e, s2.get()));
+  auto h = read_back(a);
+  for (int i = 0; i < n; ++i) ASSERT_FLOAT_EQ(h[i], 5.0f + i) << i;
+
+  // Uploading after a rebind keeps the rebound value.
+  EXPECT_EQ(e.rebind("start", 50.0f), cudag::rebind_path::node_setters);
+  fill(a, poison);
+  e.upload(s2.get());
+  ASSERT_NO_FATAL_FAILURE(launch_and_wait(e, s2.get()));
+  h = read_back(a);
+  for (int i = 0; i < n; ++i) ASSERT_FLOAT_EQ(h[i], 50.0f + i) << i;
+  EXPECT_EQ(e.replay_count(), 2u);
+}
+
+TEST(ExecApi, EveryRebindOverload) {
+  CUDAG_REQUIRE_GPU();
+  constexpr int n = 128;
+  cudag::device_buffer<float> a(n), c(n);
+  fill(a, poison);
+  fill(c, poison);
+  cudag::builder b("overloads");
+  auto px = b.param<float*>("x");
+  auto ps = b.param<float>("start");
+  (void)b.param<int>("unused");  // declared, read by no node
+  b.kernel("fill", CUDAG_KERNEL(fill_iota), cudag::launch(1, n), px, ps, n);
+  const cudag::binding binds[] = {cudag::bind("x", a.data()), cudag::bind("start", 1.0f),
+                                  cudag::bind("unused", 7)};
+  auto e = cudag::instantiate(b.build(), binds);
+  auto s = cudag::make_stream();
+  auto expect_filled = [&](const cudag::device_buffer<float>& d, float start) {
+    const auto h = read_back(d);
+    for (int i = 0; i < n; ++i) ASSERT_FLOAT_EQ(h[i], start + i) << i;
+  };
+  auto expect_poisoned = [&](const cudag::device_buffer<float>& d) {
+    const auto h = read_back(d);
+    for (int i = 0; i < n; ++i) ASSERT_FLOAT_EQ(h[i], poison) << i;
+  };
+
+  // rebind(const binding&)
+  EXPECT_EQ(e.rebind(cudag::bind("start", 2.0f)), cudag::rebind_path::node_setters);
+  EXPECT_EQ(e.rebind(cudag::bind("start", 2.0f)), cudag::rebind_path::none) << "same value";
+  ASSERT_NO_FATAL_FAILURE(launch_and_wait(e, s.get()));
+  ASSERT_NO_FATAL_FAILURE(expect_filled(a, 2.0f));
+
+  // rebind_bytes(name, type, bytes, size)
+  const float three = 3.0f;
+  EXPECT_EQ(e.rebind_bytes("start", cudag::type_of<float>(), &three, sizeof three),
+            cudag::rebind_path::node_setters);
+  fill(a, poison);
+  ASSERT_NO_FATAL_FAILURE(launch_and_wait(e, s.get()));
+  ASSERT_NO_FATAL_FAILURE(expect_filled(a, 3.0f));
+
+  // rebind(span<const binding>): two parameters of the same node in one call.
+  const cudag::binding both[] = {cudag::bind("x", c.data()), cudag::bind("start", 9.0f)};
+  EXPECT_EQ(e.rebind(both), cudag::rebind_path::node_setters);
+  fill(a, poison);
+  ASSERT_NO_FATAL_FAILURE(launch_and_wait(e, s.get()));
+  ASSERT_NO_FATAL_FAILURE(expect_filled(c, 9.0f));
+  ASSERT_NO_FATAL_FAILURE(expect_poisoned(a));
+
+  // A parameter no node reads: nothing to update.
+  EXPECT_EQ(e.rebind("unused", 8), cudag::rebind_path::none);
+  EXPECT_EQ(e.rebind(std::span<const cudag::binding>{}), cudag::rebind_path::none);
+
+  // Refused: wrong size, wrong type. The exec keeps computing the old values.
+  const double wide = 4.0;
+  EXPECT_THROW(e.rebind_bytes("start", cudag::type_of<float>(), &wide, sizeof wide), cudag::error);
+  EXPECT_THROW(e.rebind(cudag::bind("start", 4.0)), cudag::error);
+  EXPECT_THROW(e.rebind(cudag::bind("nope", 4.0f)), cudag::error);
+  fill(c, poison);
+  ASSERT_NO_FATAL_FAILURE(launch_and_wait(e, s.get()));
+  ASSERT_NO_FATAL_FAILURE(expect_filled(c, 9.0f));
+  ASSERT_NO_FATAL_FAILURE(expect_poisoned(a));
+}
+
+TEST(ExecApi, InstantiateOptionsReachTheExecutableGraph) {
+  CUDAG_REQUIRE_GPU();
+  constexpr int n = 64;
+  cudag::device_buffer<float> out(n);
+  int least = 0, greatest = 0;
+  CUDAG_EXPECT_CUDA(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+
+  auto make = [&] {
+    cudag::builder b("options");
+    auto po = b.param<float*>("out");
+    // Allocated and never freed by the graph: only auto-free-on-launch
+    // lets the graph be launched again.
+    auto [alloc, tmp] = b.alloc<float>("tmp", n);
+    cudag::launch_config config = cudag::launch(1, n);
+    config.priority = greatest;
+    auto f = b.kernel("fill", CUDAG_KERNEL(fill_iota), config, tmp, 2.0f, n);
+    auto cp = b.memcpy("copy_out", po, tmp, n * sizeof(float));
+    b.chain(alloc, f, cp);
+    return b.build();
+  };
+  const cudag::binding binds[] = {cudag::bind("out", out.data())};
+  auto s = cudag::make_stream(), upload_stream = cudag::make_stream();
+
+  {
+    auto plain = cudag::instantiate(make(), binds);
+    unsigned long long flags = ~0ull;
+    CUDAG_EXPECT_CUDA(cudaGraphExecGetFlags(plain.native_exec(), &flags));
+    EXPECT_EQ(flags, 0ull);
+  }
+
+  cudag::instantiate_options options;
+  options.auto_free_on_launch = true;
+  options.use_node_priority = true;
+  options.upload = true;
+  options.upload_stream = upload_stream.get();
+  auto e = cudag::instantiate(make(), binds, options);
+  CUDAG_EXPECT_CUDA(cudaStreamSynchronize(upload_stream.get()));
+  unsigned long long flags = 0;
+  CUDAG_EXPECT_CUDA(cudaGraphExecGetFlags(e.native_exec(), &flags));
+  EXPECT_NE(flags & cudaGraphInstantiateFlagAutoFreeOnLaunch, 0ull) << flags;
+  EXPECT_NE(flags & cudaGraphInstantiateFlagUseNodePriority, 0ull) << flags;
+  if (greatest != least) {
+    cudaLaunchAttributeValue value{};
+    CUDAG_EXPECT_CUDA(cudaGraphKernelNodeGetAttribute(e.node_handle("fill"),
+                                                      cudaLaunchAttributePriority, &value));
+    EXPECT_EQ(value.priority, greatest);
+  }
+  for (int i = 0; i < 3; ++i) {
+    fill(out, poison);
+    ASSERT_NO_FATAL_FAILURE(launch_and_wait(e, s.get())) << "launch " << i;
+    const auto h = read_back(out);
+    for (int k = 0; k < n; ++k) ASSERT_FLOAT_EQ(h[k], 2.0f + k) << k;
+  }
+}
