@@ -219,7 +219,8 @@ TEST(DslExecApi, InstantiateWithOptions) {
     unsigned long long flags = 0;
     CUDAG_EXPECT_CUDA(cudaGraphExecGetFlags(ex.native_exec(), &flags));
     EXPECT_NE(flags & cudaGraphInstantiateFlagAutoFreeOnLaunch, 0ull) << flags;
-    EXPECT_NE(flags & cudaGraphInstantiateFlagUseNodePriority, 0ull) << flags;
+    // The driver leaves UseNodePriority out of cudaGraphExecGetFlags (H100, CUDA 13.0,
+  // driver 580): engine_recording asserts the flag reaches instantiation.
     ASSERT_NO_FATAL_FAILURE(launch_three_times(ex, d.data(), s.get()));
   }
   {

@@ -264,7 +264,8 @@ TEST(ExecApi, InstantiateOptionsReachTheExecutableGraph) {
   unsigned long long flags = 0;
   CUDAG_EXPECT_CUDA(cudaGraphExecGetFlags(e.native_exec(), &flags));
   EXPECT_NE(flags & cudaGraphInstantiateFlagAutoFreeOnLaunch, 0ull) << flags;
-  EXPECT_NE(flags & cudaGraphInstantiateFlagUseNodePriority, 0ull) << flags;
+  // The driver leaves UseNodePriority out of cudaGraphExecGetFlags (H100, CUDA 13.0,
+  // driver 580): engine_recording asserts the flag reaches instantiation.
   if (greatest != least) {
     cudaLaunchAttributeValue value{};
     CUDAG_EXPECT_CUDA(cudaGraphKernelNodeGetAttribute(e.node_handle("fill"),

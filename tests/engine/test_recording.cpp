@@ -346,4 +346,36 @@ TEST(EngineRecording, DslRebindOfTwoParametersIsOnePass) {
             "0x3f800000, 0x1]\n");
 }
 
+TEST(EngineRecording, InstantiateOptionsReachCudaInBothFrontEnds) {
+  // The driver does not report every flag back (cudaGraphExecGetFlags omits
+  // UseNodePriority), so the flags cudag passes are asserted here.
+  const cudaStream_t upload_stream = reinterpret_cast<cudaStream_t>(0x5100000);
+  const cudag::instantiate_options options{.auto_free_on_launch = true,
+                                           .use_node_priority = true,
+                                           .upload = true,
+                                           .upload_stream = upload_stream};
+  const unsigned expected = cudaGraphInstantiateFlagAutoFreeOnLaunch |
+                            cudaGraphInstantiateFlagUseNodePriority |
+                            cudaGraphInstantiateFlagUpload;
+  const std::string line = "instantiate g1 flags=" + std::to_string(expected) + " -> x1";
+  constexpr auto g = graph(kernel<"k", scale>(1, 32, px, 1.0f, 1));
+  {
+    cudag::native::recorder rec;
+    auto e = instantiate_with(g, options, px = dev_x);
+    EXPECT_EQ(rec.calls_starting("instantiate"), std::vector<std::string>{line});
+  }
+  {
+    cudag::native::recorder rec;
+    cudag::builder b;
+    cudag::launch_config config = cudag::launch(1, 32);
+    config.priority = -3;
+    b.kernel("k", &scale, config, b.param<float*>("x"), 1.0f, 1);
+    const cudag::binding binds[] = {cudag::bind("x", dev_x)};
+    auto e = cudag::instantiate(b.build(), binds, options);
+    EXPECT_EQ(rec.calls_starting("instantiate"), std::vector<std::string>{line});
+    EXPECT_EQ(rec.calls_starting("kernel_node_set_attribute"),
+              std::vector<std::string>{"kernel_node_set_attribute n1 attribute=8 priority=-3"});
+  }
+}
+
 }  // namespace
