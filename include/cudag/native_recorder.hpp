@@ -44,7 +44,8 @@ class recorder {
   /// Shows a pointer (a buffer, an event, a stream) as `name` wherever it appears.
   void name_pointer(const void* pointer, std::string name);
 
-  /// Every call so far, one line each, in order.
+  /// Every call since construction or clear(), one line each, in order: in
+  /// a run repeated on a fresh recorder, fail_call(k) fails the call of line k.
   [[nodiscard]] const std::vector<std::string>& calls() const noexcept { return calls_; }
   /// The calls whose line starts with `function` (e.g. "add_", "exec_").
   [[nodiscard]] std::vector<std::string> calls_starting(std::string_view function) const;

@@ -407,7 +407,8 @@ struct recorder::impl {
   static cudaError_t get_device(int* device) {
     if (const cudaError_t code = enter("get_device", "get_device")) return code;
     *device = 0;
-    return cudaSuccess;  // not recorded: a query, not a graph operation
+    r().record("get_device -> 0");
+    return cudaSuccess;
   }
   static cudaError_t get_last_error() { return cudaSuccess; }
 
