@@ -1,6 +1,8 @@
 // One valid spec holding every node kind, accepted with and without bindings.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "spec_helpers.hpp"
 
 namespace cudag {
@@ -61,7 +63,25 @@ TEST(CheckAccept, SpecWithEveryNodeKindIsAccepted) {
   EXPECT_EQ(std::count(seen.begin(), seen.end(), true), static_cast<long>(seen.size()));
 
   EXPECT_NO_THROW(check(g));
-  EXPECT_EQ(topological_order(g).size(), g.nodes.size());
+  // Declared producers first, so Kahn's order taking the first-declared
+  // ready node is the declaration order; checked also as a property: a
+  // permutation in which every edge goes forward.
+  const std::vector<std::size_t> order = topological_order(g);
+  EXPECT_EQ(order, (std::vector<std::size_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14}));
+  ASSERT_EQ(order.size(), g.nodes.size());
+  std::vector<std::size_t> position(g.nodes.size(), g.nodes.size());
+  for (std::size_t p = 0; p < order.size(); ++p) {
+    ASSERT_LT(order[p], g.nodes.size());
+    ASSERT_EQ(position[order[p]], g.nodes.size()) << "node " << order[p] << " appears twice";
+    position[order[p]] = p;
+  }
+  for (std::size_t v = 0; v < g.nodes.size(); ++v)
+    for (const std::string& d : g.nodes[v].deps) {
+      std::size_t u = 0;
+      while (u < g.nodes.size() && g.nodes[u].name != d) ++u;
+      ASSERT_LT(u, g.nodes.size()) << d;
+      EXPECT_LT(position[u], position[v]) << d << " -> " << g.nodes[v].name;
+    }
 }
 
 TEST(CheckAccept, SpecWithEveryNodeKindAcceptsItsBindings) {

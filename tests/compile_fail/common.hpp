@@ -13,3 +13,13 @@ using namespace cudag::dsl;
 inline constexpr auto x = param<"x", float*>;
 inline constexpr auto y = param<"y", float*>;
 inline constexpr auto n = param<"n", int>;
+
+/// Uses a graph the ways a program does (its spec, instantiation, a
+/// rebinding), so that a case whose mistake sits in the declaration also
+/// checks that nothing after it adds a second error.
+template <class G, class... B>
+void use_graph(const G& g, const B&... bindings) {
+  (void)to_spec(g);
+  auto e = instantiate(g, bindings...);
+  (void)e.rebind(bindings...);
+}

@@ -1,38 +1,182 @@
 #!/usr/bin/env python3
-"""Compile-fail check: passes only when compiling SOURCE fails and the
-compiler's output matches the regex written in SOURCE as
-`// expect-error: REGEX`.
+"""Compile-fail check: passes only when compiling SOURCE fails cleanly and the
+compiler's FIRST error matches every `// expect-error: REGEX` line of SOURCE.
 
-usage: expect_compile_failure.py SOURCE -- COMPILER ARGS...
+usage: expect_compile_failure.py [--single-error] SOURCE -- COMPILER ARGS...
+
+SOURCE is appended to COMPILER ARGS. The rules, in order:
+
+1. The compiler must fail. A declaration that compiles fails the test.
+2. The compiler must not crash: an exit status of 128 or more (a signal:
+   cudafe++ dies with 139) or a negative one, or the words "Segmentation
+   fault", "internal compiler error" or "internal error" anywhere in the
+   output fail the test even if the message matched: a user who makes this
+   mistake would see the crash.
+3. The first error must match. An error line is a line holding
+   "error:" (g++: "file:12:3: error: ...", nvcc's front end:
+   "file(12): error: ...", also "fatal error:", "catastrophic error:" and
+   "error #123-D:") after a space, a colon or the line's start; a
+   "... errors detected in the compilation of" summary is not one. The
+   first error is the first error line plus the lines that continue it:
+   the indented lines right after it (the source line and caret that g++
+   and nvcc print, nvcc's "argument types are: ..."), at most 10, up to
+   the next line that starts a new diagnostic (not indented: a note, a
+   warning, g++'s "In instantiation of"/"required from" context of the
+   next error) or nvcc's "detected during:" instantiation context.
+   Why this block: the pattern names the fault the user must read first.
+   g++ prints the context of an error ("In instantiation of ...", "required
+   from ...") BEFORE the error line, and those lines spell the template
+   arguments of every enclosing call, node names included; a later error
+   may be a cascade. Neither may satisfy the pattern. The lines after the
+   error line are the same error (its source line, nvcc's continued
+   message) until a new diagnostic starts; the cap keeps a long list of
+   candidates out.
+4. With --single-error, the output must hold exactly one error line: one
+   mistake, one error, no cascade. A case whose cascade comes from code it
+   does not test says so, and why, in a `// cascade-known: REASON` line
+   (every compiler) or `// cascade-known nvcc: REASON` (nvcc only; the
+   compiler is told by the name of the command); a crash still fails it.
+
+Before matching, the output is normalised so that one pattern serves g++
+and nvcc (EDG front end): nvcc prints a fixed_string template argument as
+a list of characters, `fixed_string<5UL>{{'s', 'c', 'a', 'l', 'e', '\\000'}}`,
+which is rewritten as g++ prints it, `fixed_string<5>{"scale"}`; integer
+literals lose their suffixes (`4UL` -> `4`); `T *` and `T &` lose the
+space (`float *` -> `float*`). Patterns are written in g++'s spelling.
 """
 import os
 import re
 import subprocess
 import sys
 
+ERROR_LINE = re.compile(r"(?:^|[\s:])(?:fatal |catastrophic )?error(?: #\d+(?:-[A-Z])?)?:")
+CONTEXT_LINE = re.compile(r"^\s*detected during")
+CRASH_MARKERS = ("segmentation fault", "internal compiler error", "internal error")
+CONTINUATION_LIMIT = 10
+
+CHAR_LIST = re.compile(r"\{\{((?:'(?:[^'\\]|\\[0-7]{1,3}|\\.)'(?:, )?)+)\}\}")
+ONE_CHAR = re.compile(r"'([^'\\]|\\[0-7]{1,3}|\\.)'")
+INTEGER_SUFFIX = re.compile(r"\b(\d+)(?:ULL|ull|UL|ul|LL|ll|U|u|L|l)\b")
+SPACE_BEFORE_DECLARATOR = re.compile(r"([\w>]) ([*&])")
+
+
+def _string_of_chars(match: re.Match) -> str:
+    text = ""
+    for c in ONE_CHAR.findall(match.group(1)):
+        if c.startswith("\\") and c[1:].isdigit():
+            code = int(c[1:], 8)
+            if code == 0:
+                break  # the terminating NUL
+            text += "\\%03o" % code
+        elif c in ('"', "\\"):
+            text += "\\" + c
+        else:
+            text += c[1:] if c.startswith("\\") else c
+    return '{"' + text + '"}'
+
+
+def normalise(output: str) -> str:
+    output = CHAR_LIST.sub(_string_of_chars, output)
+    output = INTEGER_SUFFIX.sub(r"\1", output)
+    return SPACE_BEFORE_DECLARATOR.sub(r"\1\2", output)
+
+
+def error_lines(lines: list[str]) -> list[int]:
+    return [i for i, line in enumerate(lines) if ERROR_LINE.search(line)]
+
+
+def first_error(lines: list[str], first: int) -> str:
+    block = [lines[first]]
+    for line in lines[first + 1:first + 1 + CONTINUATION_LIMIT]:
+        if not line[:1].isspace() or CONTEXT_LINE.match(line) or ERROR_LINE.search(line):
+            break
+        block.append(line)
+    return "\n".join(block)
+
+
+def crash_of(returncode: int, output: str) -> str:
+    if returncode < 0 or returncode >= 128:
+        return f"exit status {returncode}"
+    lower = output.lower()
+    for marker in CRASH_MARKERS:
+        if marker in lower:
+            return f"'{marker}' in the output"
+    return ""
+
+
+CASCADE_KNOWN = re.compile(r"cascade-known(?: (\w+))?:\s*(.*)")
+
+
+def known_cascades(text: str, compiler: str) -> list[str]:
+    """The reasons of the `cascade-known` lines that apply to `compiler`,
+    each with the comment lines that continue it."""
+    reasons = []
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        m = CASCADE_KNOWN.search(line)
+        if not m or (m.group(1) is not None and m.group(1) not in compiler):
+            continue
+        reason = m.group(2)
+        for more in lines[i + 1:]:
+            words = more.split()
+            if not more.startswith("// ") or len(words) < 2 or words[1].endswith(":"):
+                break
+            reason += " " + more[3:].strip()
+        reasons.append(reason)
+    return reasons
+
 
 def main() -> int:
-    source = sys.argv[1]
-    command = sys.argv[sys.argv.index("--") + 1:] + [source]
+    args = sys.argv[1:]
+    single_error = "--single-error" in args[:args.index("--")]
+    source = args[args.index("--") - 1]
+    command = args[args.index("--") + 1:] + [source]
+    name = os.path.basename(source)
+    compiler = next((os.path.basename(c) for c in command
+                     if os.path.basename(c) not in ("ccache", "sccache")), command[0])
     with open(source, encoding="utf-8") as f:
-        patterns = [line.split("expect-error:", 1)[1].strip()
-                    for line in f if "expect-error:" in line]
+        text = f.read()
+    patterns = [line.split("expect-error:", 1)[1].strip()
+                for line in text.splitlines() if "expect-error:" in line]
+    cascade_known = known_cascades(text, compiler)
     if not patterns:
-        print(f"{source}: no '// expect-error: REGEX' line")
+        print(f"{name}: no '// expect-error: REGEX' line")
         return 1
-    result = subprocess.run(command, capture_output=True, text=True,
-                            env=dict(os.environ, LC_ALL="C"))
-    output = result.stdout + result.stderr
+    try:
+        result = subprocess.run(command, capture_output=True, text=True, errors="replace",
+                                env=dict(os.environ, LC_ALL="C"))
+    except OSError as e:
+        print(f"{name}: cannot run {command[0]}: {e}")
+        return 1
+    raw = result.stdout + result.stderr
     if result.returncode == 0:
-        print(f"{source}: compiled, but it must not")
+        print(f"{name}: compiled, but it must not")
         return 1
-    for pattern in patterns:
-        if not re.search(pattern, output):
-            print(f"{source}: failed as expected, but no match for /{pattern}/")
-            print(output[:6000])
-            return 1
-    first_error = next((l for l in output.splitlines() if "error" in l), "")
-    print(f"{source}: fails as expected: {first_error[:300]}")
+    crash = crash_of(result.returncode, raw)
+    lines = normalise(raw).splitlines()
+    errors = error_lines(lines)
+    block = first_error(lines, errors[0]) if errors else ""
+    failures = []
+    if crash:
+        failures.append(f"the compiler crashed ({crash})")
+    if not errors:
+        failures.append("no error line in the output")
+    failures += [f"the first error does not match /{p}/" for p in patterns
+                 if errors and not re.search(p, block)]
+    if single_error and len(errors) > 1 and not cascade_known:
+        failures.append(f"{len(errors)} errors, expected one (a cascade)")
+    if failures:
+        print(f"{name} ({compiler}): " + "; ".join(failures))
+        print("--- first error (normalised) ---")
+        print(block[:4000])
+        start = max(0, errors[0] - 20) if errors else 0
+        print(f"--- output (raw, from line {start + 1}) ---")
+        print("\n".join(raw.splitlines()[start:start + 60])[:12000])
+        return 1
+    print(f"{name} ({compiler}): fails as expected, {len(errors)} error(s); first:")
+    print(block[:2000])
+    if len(errors) > 1 and cascade_known:
+        print(f"(a known cascade: {cascade_known[0]})")
     return 0
 
 

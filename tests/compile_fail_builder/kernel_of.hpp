@@ -1,6 +1,6 @@
 #pragma once
 // The kernel signature the run-time builder's compile-fail cases call wrongly.
-// Its twin, a call that compiles, is tests/engine/test_builder.cpp.
+// Their twins, calls that compile, are in builder_twins_test.cpp.
 #include "cudag/builder.hpp"
 
 inline void scale(float*, float, int) {}

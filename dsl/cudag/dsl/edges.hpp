@@ -112,11 +112,11 @@ template <fixed_string... Paths>
 struct edges_t {
   static_assert(sizeof...(Paths) >= 1, "cudag: edges<> takes at least one path");
   static_assert((check_arrow_path<Paths>() && ...));
-  static constexpr std::size_t count = (edges_in_path(Paths.view()) + ...);
+  static constexpr std::size_t count = (std::size_t(0) + ... + edges_in_path(Paths.view()));
   static constexpr auto pairs = [] {
     std::array<name_pair, count> out{};
     std::size_t k = 0;
-    for (std::string_view path : {Paths.view()...}) {
+    for (std::string_view path : std::array<std::string_view, sizeof...(Paths)>{Paths.view()...}) {
       std::array<std::string_view, path_capacity(Paths.size()...)> names{};
       const std::size_t n = split_arrow_path(path, names.data());
       for (std::size_t i = 0; i + 1 < n; ++i) out[k++] = {names[i], names[i + 1]};

@@ -134,17 +134,36 @@ struct event_body : leaf_body {
   }
 };
 
+/// What an event node whose operand is not an event holds after its error:
+/// a body of its kind with a null event that keeps the operand's reference
+/// (the graph's parameters stay as declared), so that the graph compiles on
+/// and one mistake gives one error.
+template <class Body, class E>
+struct event_after_error : Body {
+  static constexpr auto refs = refs_of<E>();
+};
+
 template <fixed_string Name, class E>
 [[nodiscard]] constexpr auto record(const E& event) {
-  static_assert(check_operand<Name, "event", cudaEvent_t, E>());
-  using body = event_body<true, stored_arg<cudaEvent_t, E>>;
-  return node_t<Name, body>{body{{}, store_arg<cudaEvent_t>(event)}};
+  if constexpr (!dsl_passes_as<cudaEvent_t, E>) {
+    static_assert(check_operand<Name, "event", cudaEvent_t, E>());
+    using body = event_after_error<event_body<true, cudaEvent_t>, E>;
+    return node_t<Name, body>{body{{{}, nullptr}}};
+  } else {
+    using body = event_body<true, stored_arg<cudaEvent_t, E>>;
+    return node_t<Name, body>{body{{}, store_arg<cudaEvent_t>(event)}};
+  }
 }
 template <fixed_string Name, class E>
 [[nodiscard]] constexpr auto wait(const E& event) {
-  static_assert(check_operand<Name, "event", cudaEvent_t, E>());
-  using body = event_body<false, stored_arg<cudaEvent_t, E>>;
-  return node_t<Name, body>{body{{}, store_arg<cudaEvent_t>(event)}};
+  if constexpr (!dsl_passes_as<cudaEvent_t, E>) {
+    static_assert(check_operand<Name, "event", cudaEvent_t, E>());
+    using body = event_after_error<event_body<false, cudaEvent_t>, E>;
+    return node_t<Name, body>{body{{{}, nullptr}}};
+  } else {
+    using body = event_body<false, stored_arg<cudaEvent_t, E>>;
+    return node_t<Name, body>{body{{}, store_arg<cudaEvent_t>(event)}};
+  }
 }
 
 // ------------------------------------------------------------- conditional --
@@ -287,10 +306,9 @@ struct switch_without_cases;
 
 template <fixed_string Name, class Condition, class... G>
 [[nodiscard]] constexpr auto switch_case(Condition, const G&... cases) {
-  if constexpr (sizeof...(G) == 0)
+  if constexpr (sizeof...(G) == 0)  // after the error, a switch of no body: no second error
     static_assert(sizeof(switch_without_cases<Name>) == 0);
-  else
-    return make_conditional<Name, conditional_kind::switch_case, Condition>(cases...);
+  return make_conditional<Name, conditional_kind::switch_case, Condition>(cases...);
 }
 
 }  // namespace cudag::dsl

@@ -28,6 +28,14 @@ namespace cudag::dsl {
 template <fixed_string Node, class Callable, class... ArgumentTypes>
 struct callable_does_not_accept_arguments;
 
+/// What a host or captured node whose callable does not accept its arguments
+/// holds after its error: a callable that accepts anything and does nothing,
+/// so that the graph compiles on and one mistake gives one error.
+struct callable_after_error {
+  template <class... T>
+  constexpr void operator()(const T&...) const noexcept {}
+};
+
 template <class... T, class F, std::size_t... I>
 void call_with_values(F& f, std::span<const void* const> values, std::index_sequence<I...>) {
   f(*static_cast<const T*>(values[I])...);
@@ -109,10 +117,14 @@ struct host_body : leaf_body {
 
 template <fixed_string Name, class F, class... A>
 [[nodiscard]] constexpr auto host(F function, const A&... args) {
-  if constexpr (!std::is_invocable_v<F&, const arg_type<A>&...>)
+  if constexpr (!std::is_invocable_v<F&, const arg_type<A>&...>) {
     static_assert(sizeof(callable_does_not_accept_arguments<Name, F, arg_type<A>...>) > 0);
-  using body = host_body<F, A...>;
-  return node_t<Name, body>{body{{}, std::move(function), hana::make_basic_tuple(args...)}};
+    using body = host_body<callable_after_error, A...>;
+    return node_t<Name, body>{body{{}, {}, hana::make_basic_tuple(args...)}};
+  } else {
+    using body = host_body<F, A...>;
+    return node_t<Name, body>{body{{}, std::move(function), hana::make_basic_tuple(args...)}};
+  }
 }
 
 // ---------------------------------------------------------------- captured --
@@ -185,10 +197,15 @@ struct captured_body : leaf_body {
 
 template <fixed_string Name, fixed_string What = "", class F, class... A>
 [[nodiscard]] constexpr auto captured(F record, const A&... args) {
-  if constexpr (!std::is_invocable_v<F&, cudaStream_t, const arg_type<A>&...>)
-    static_assert(sizeof(callable_does_not_accept_arguments<Name, F, cudaStream_t, arg_type<A>...>) > 0);
-  using body = captured_body<What, F, A...>;
-  return node_t<Name, body>{body{{}, std::move(record), hana::make_basic_tuple(args...)}};
+  if constexpr (!std::is_invocable_v<F&, cudaStream_t, const arg_type<A>&...>) {
+    static_assert(
+        sizeof(callable_does_not_accept_arguments<Name, F, cudaStream_t, arg_type<A>...>) > 0);
+    using body = captured_body<What, callable_after_error, A...>;
+    return node_t<Name, body>{body{{}, {}, hana::make_basic_tuple(args...)}};
+  } else {
+    using body = captured_body<What, F, A...>;
+    return node_t<Name, body>{body{{}, std::move(record), hana::make_basic_tuple(args...)}};
+  }
 }
 
 }  // namespace cudag::dsl

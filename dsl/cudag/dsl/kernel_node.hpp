@@ -143,16 +143,47 @@ consteval bool kernel_arguments_fit(type_list<P...>, type_list<A...>) {
     return (dsl_passes_as<P, A> && ...);
 }
 
-/// Only instantiated for a call that does not fit: names node and position.
+// Only instantiated for a call that does not fit: the incomplete type each
+// report names is the error. The compiler drops the return statement naming
+// it and the report returns true, so the static_assert adds no second error.
+
+/// Names node, position and the kernel's parameter type as declared (so that
+/// nvcc's front end prints `float`, not an alias computed from it).
+template <fixed_string Node, std::size_t I, class P, class A>
+consteval bool report_kernel_argument() {
+  if constexpr (!dsl_passes_as<P, A>)
+    return sizeof(kernel_argument_does_not_convert<Node, I, P, A>) > 0;
+  return true;
+}
+template <fixed_string Node, std::size_t Expected, std::size_t Given>
+consteval bool report_kernel_argument_count() {
+  if constexpr (Expected != Given)
+    return sizeof(kernel_argument_count_mismatch<Node, Expected, Given>) > 0;
+  return true;
+}
+
+/// Names the node and the counts, or each argument that does not convert.
 template <fixed_string Node, class... P, class... A>
 consteval bool report_kernel_arguments(type_list<P...>, type_list<A...>) {
   if constexpr (sizeof...(P) != sizeof...(A)) {
-    return sizeof(kernel_argument_count_mismatch<Node, sizeof...(P), sizeof...(A)>) == 0;
+    return report_kernel_argument_count<Node, sizeof...(P), sizeof...(A)>();
   } else {
     return [&]<std::size_t... I>(std::index_sequence<I...>) {
-      return (check_kernel_argument<Node, I, P, A>() && ...);
+      return (report_kernel_argument<Node, I, P, A>() && ...);
     }(std::index_sequence_for<A...>{});
   }
+}
+
+/// What a kernel node whose arguments do not fit declares after its error: a
+/// body of the same function, grid and references that passes no arguments.
+/// The graph holding it then compiles on, so one mistake gives one error
+/// (returning anything else cascaded, and crashed nvcc's front end).
+template <class Function, class Grid, class... A>
+[[nodiscard]] constexpr auto rejected_kernel_body(Function function, const Grid& grid, dim3 block,
+                                                  unsigned shared_bytes, const A&... args) {
+  using body = kernel_body<Function, decltype(normalize_grid(grid)), type_list<>, node_tuple<A...>>;
+  return body{{}, function, normalize_grid(grid), block, shared_bytes,
+              hana::make_basic_tuple(args...)};
 }
 
 template <class Function, class Grid, class Params, class... A>
@@ -195,7 +226,9 @@ template <fixed_string Name, auto Kernel, unsigned SharedBytes = 0, class Grid, 
   using params = typename kernel_signature<decltype(Kernel)>::params;
   if constexpr (!kernel_arguments_fit(params{}, type_list<A...>{})) {
     static_assert(report_kernel_arguments<Name>(params{}, type_list<A...>{}));
-    return 0;
+    auto body =
+        rejected_kernel_body(static_kernel<Kernel>{}, grid, dim3(block), SharedBytes, args...);
+    return node_t<Name, decltype(body)>{body};
   } else {
     auto body =
         make_kernel_body<params>(static_kernel<Kernel>{}, grid, dim3(block), SharedBytes, args...);
@@ -211,7 +244,9 @@ template <fixed_string Name, unsigned SharedBytes = 0, class... P, class Grid, c
   using params = type_list<P...>;
   if constexpr (!kernel_arguments_fit(params{}, type_list<A...>{})) {
     static_assert(report_kernel_arguments<Name>(params{}, type_list<A...>{}));
-    return 0;
+    auto body = rejected_kernel_body(dynamic_kernel<void(P...)>{k}, grid, dim3(block), SharedBytes,
+                                     args...);
+    return node_t<Name, decltype(body)>{body};
   } else {
     auto body = make_kernel_body<params>(dynamic_kernel<void(P...)>{k}, grid, dim3(block),
                                          SharedBytes, args...);

@@ -19,6 +19,15 @@
 
 namespace cudag::dsl {
 
+/// What a memcpy or memset node with an operand of the wrong type holds after
+/// its error: a body of its kind with null operands that keeps the
+/// references of the operands given (the graph's parameters stay as
+/// declared), so that the graph compiles on and one mistake gives one error.
+template <class Body, class... A>
+struct operands_after_error : Body {
+  static constexpr auto refs = refs_of<A...>();
+};
+
 // ------------------------------------------------------------------ memcpy --
 template <class Dst, class Src>
 struct memcpy_body : leaf_body {
@@ -57,11 +66,16 @@ struct memcpy_body : leaf_body {
 template <fixed_string Name, class Dst, class Src>
 [[nodiscard]] constexpr auto memcpy(const Dst& dst, const Src& src, std::size_t bytes,
                                     cudaMemcpyKind direction = cudaMemcpyDefault) {
-  static_assert(check_operand<Name, "destination", void*, Dst>() &&
-                check_operand<Name, "source", const void*, Src>());
-  using body = memcpy_body<stored_arg<void*, Dst>, stored_arg<const void*, Src>>;
-  return node_t<Name, body>{
-      body{{}, store_arg<void*>(dst), store_arg<const void*>(src), bytes, direction}};
+  if constexpr (!dsl_passes_as<void*, Dst> || !dsl_passes_as<const void*, Src>) {
+    static_assert(check_operand<Name, "destination", void*, Dst>() &&
+                  check_operand<Name, "source", const void*, Src>());
+    using body = operands_after_error<memcpy_body<void*, const void*>, Dst, Src>;
+    return node_t<Name, body>{body{{{}, nullptr, nullptr, bytes, direction}}};
+  } else {
+    using body = memcpy_body<stored_arg<void*, Dst>, stored_arg<const void*, Src>>;
+    return node_t<Name, body>{
+        body{{}, store_arg<void*>(dst), store_arg<const void*>(src), bytes, direction}};
+  }
 }
 
 // ------------------------------------------------------------------ memset --
@@ -113,12 +127,17 @@ inline constexpr bool is_memset_fill =
 template <fixed_string Name, class Dst, class Fill>
 [[nodiscard]] constexpr auto memset_2d(const Dst& dst, std::size_t pitch_bytes, const Fill& fill,
                                        std::size_t width, std::size_t height) {
-  static_assert(check_operand<Name, "destination", void*, Dst>());
-  if constexpr (!is_memset_fill<arg_type<Fill>>)
-    static_assert(sizeof(node_operand_has_wrong_type<Name, "fill (1, 2 or 4 bytes)", unsigned,
-                                                     Fill>) > 0);
-  using body = memset_body<stored_arg<void*, Dst>, Fill>;
-  return node_t<Name, body>{body{{}, store_arg<void*>(dst), fill, width, height, pitch_bytes}};
+  if constexpr (!dsl_passes_as<void*, Dst> || !is_memset_fill<arg_type<Fill>>) {
+    static_assert(check_operand<Name, "destination", void*, Dst>());
+    if constexpr (!is_memset_fill<arg_type<Fill>>)
+      static_assert(sizeof(node_operand_has_wrong_type<Name, "fill (1, 2 or 4 bytes)", unsigned,
+                                                       Fill>) > 0);
+    using body = operands_after_error<memset_body<void*, unsigned>, Dst, Fill>;
+    return node_t<Name, body>{body{{{}, nullptr, 0u, width, height, pitch_bytes}}};
+  } else {
+    using body = memset_body<stored_arg<void*, Dst>, Fill>;
+    return node_t<Name, body>{body{{}, store_arg<void*>(dst), fill, width, height, pitch_bytes}};
+  }
 }
 
 /// `count` elements set to `fill`; the element size is the fill's size.

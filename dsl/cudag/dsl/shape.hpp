@@ -1,14 +1,20 @@
 #pragma once
-// The graph algorithms, run by the compiler over plain constexpr arrays: name
-// lookup (64-bit hash, sort, binary search), edges resolved to indices,
-// Kahn's topological sort, a cycle search that prints the path, buffer
-// lifetimes, and the tables of parameters, buffers and conditions. The
-// result is one constexpr value per graph; its first problem, if any, is
-// turned into a compile error by graph.hpp.
+// The graph algorithms: name lookup (64-bit hash, sort, binary search), edges
+// resolved to indices, Kahn's topological sort, a cycle search that prints
+// the path, buffer lifetimes, and the tables of parameters, buffers and
+// conditions.
+//
+// They are constexpr functions over spans, so that one code runs in two
+// places: the compiler runs it over a graph_shape's std::arrays
+// (analyze_shape: one constexpr value per graph, whose first problem
+// graph.hpp turns into a compile error), and a program runs it over vectors
+// (shape_rules.hpp: check_shape, the DSL's verdict on a graph described at
+// run time, which tests hold to check()'s).
 #include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <utility>
 
@@ -46,44 +52,60 @@ struct hashed_index {
 
 inline constexpr std::uint32_t no_index = 0xffffffffu;
 
-/// Index of `hash` in a sorted lookup array whose entries' names are `names`
-/// (compared too, so that a collision never joins two names).
-template <class Lookup, class Name>
-[[nodiscard]] constexpr std::uint32_t find_sorted(const Lookup& lookup, std::uint64_t hash,
-                                                  std::string_view name, Name&& name_of) noexcept {
-  auto it = std::lower_bound(lookup.begin(), lookup.end(), hashed_index{hash, 0});
-  for (; it != lookup.end() && it->hash == hash; ++it)
-    if (name_of(it->index) == name) return it->index;
+/// Index of `name` in a sorted lookup array of `size` entries whose names
+/// are names[index] (compared too, so that a collision never joins two
+/// names).
+[[nodiscard]] constexpr std::uint32_t find_sorted(const hashed_index* lookup, std::size_t size,
+                                                  const std::string_view* names,
+                                                  std::string_view name) noexcept {
+  const std::uint64_t hash = name_hash(name);
+  const hashed_index* const end = lookup + size;
+  for (const hashed_index* it = std::lower_bound(lookup, end, hashed_index{hash, 0});
+       it != end && it->hash == hash; ++it)
+    if (names[it->index] == name) return it->index;
   return no_index;
 }
 
-/// Counts of nodes, edges and references (first pass: sizes the arrays of
-/// the second, which counts distinct names).
-template <std::size_t A>
-[[nodiscard]] consteval shape_sizes measure_items(const std::array<item_info, A>& items) {
+/// Index of the first entry with `hash` in a sorted lookup array (names
+/// whose hashes are distinct: the tables of parameters, buffers, conditions).
+[[nodiscard]] constexpr std::uint32_t find_hashed(const hashed_index* lookup, std::size_t size,
+                                                  std::uint64_t hash) noexcept {
+  const hashed_index* const end = lookup + size;
+  const hashed_index* const it = std::lower_bound(lookup, end, hashed_index{hash, 0});
+  return it != end && it->hash == hash ? it->index : no_index;
+}
+
+// ----------------------------------------------------------------- sizes --
+/// Counts of nodes, edges, references and condition tests (first pass: sizes
+/// the scratch of the second, which counts distinct names).
+[[nodiscard]] constexpr shape_sizes count_items(std::span<const item_info> items) noexcept {
+  const item_info* const item = items.data();
   shape_sizes s;
-  for (const item_info& it : items) {
-    s.nodes += it.is_node;
-    s.edges += it.edges.size();
-    s.refs += it.refs.size();
-    s.condition_tests += it.condition_tests.size();
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    s.nodes += item[i].is_node;
+    s.edges += item[i].edges.size();
+    s.refs += item[i].refs.size();
+    s.condition_tests += item[i].condition_tests.size();
   }
   return s;
 }
 
-template <std::size_t R, std::size_t A>
-[[nodiscard]] consteval std::size_t count_distinct(const std::array<item_info, A>& items,
-                                                   ref_kind kind) {
-  std::array<hashed_index, R> sorted{};
-  std::array<std::string_view, R> names{};
+/// Distinct names among the references of one kind. `sorted_refs` and
+/// `ref_names`: scratch with room for every reference.
+[[nodiscard]] constexpr std::size_t count_distinct(std::span<const item_info> items, ref_kind kind,
+                                                   std::span<hashed_index> sorted_refs,
+                                                   std::span<std::string_view> ref_names) noexcept {
+  const item_info* const item = items.data();
+  hashed_index* const sorted = sorted_refs.data();
+  std::string_view* const names = ref_names.data();
   std::size_t total = 0;
-  for (const item_info& it : items)
-    for (const ref_info& r : it.refs)
+  for (std::size_t i = 0; i < items.size(); ++i)
+    for (const ref_info& r : item[i].refs)
       if (r.kind == kind) {
         sorted[total] = {r.hash, std::uint32_t(total)};
         names[total++] = r.name;
       }
-  std::sort(sorted.begin(), sorted.begin() + total);
+  std::sort(sorted, sorted + total);
   // Within a run of equal hashes, compare only with the run's distinct names
   // (almost always one): linear, however often a name is used.
   std::size_t distinct = 0;
@@ -101,6 +123,19 @@ template <std::size_t R, std::size_t A>
   return distinct;
 }
 
+template <std::size_t A>
+[[nodiscard]] consteval shape_sizes measure_items(const std::array<item_info, A>& items) {
+  return count_items(items);
+}
+
+template <std::size_t R, std::size_t A>
+[[nodiscard]] consteval std::size_t count_distinct(const std::array<item_info, A>& items,
+                                                   ref_kind kind) {
+  std::array<hashed_index, R> sorted{};
+  std::array<std::string_view, R> names{};
+  return count_distinct(items, kind, sorted, names);
+}
+
 template <shape_sizes S, std::size_t A>
 [[nodiscard]] consteval shape_sizes measure_shape(const std::array<item_info, A>& items) {
   shape_sizes s = S;
@@ -109,6 +144,70 @@ template <shape_sizes S, std::size_t A>
   s.conditions = count_distinct<S.refs>(items, ref_kind::condition);
   return s;
 }
+
+// ------------------------------------------------------------ the shape --
+/// Where the rules write a graph's shape: spans over a graph_shape's arrays
+/// (compile time) or over vectors (run time), each as long as shape_sizes
+/// says (dep_begin: nodes + 1), and its single values.
+struct shape_view {
+  // nodes
+  std::span<std::string_view> names;
+  std::span<std::uint32_t> position;
+  std::span<node_kind> kinds;
+  std::span<std::uint64_t> owned_condition;
+  std::span<hashed_index> node_lookup;
+  // dependencies and order
+  std::span<std::uint32_t> dep_begin;
+  std::span<std::uint32_t> deps;
+  std::size_t& max_deps;
+  std::span<std::uint32_t> order;
+  // named values
+  std::span<ref_info> all_refs;
+  std::span<ref_info> params;
+  std::span<std::size_t> param_offsets;
+  std::size_t& param_bytes;
+  std::span<hashed_index> param_lookup;
+  std::span<ref_info> buffers;
+  std::span<hashed_index> buffer_lookup;
+  std::span<ref_info> conditions;
+  std::span<hashed_index> condition_lookup;
+  std::span<condition_test> condition_tests;
+  // conditional bodies
+  message_buffer& forbidden_path;
+  node_kind& forbidden_kind;
+  // diagnosis
+  shape_problem& problem;
+  message_buffer& message;
+  std::string_view& orphan_free_buffer;
+  message_buffer& orphan_free;
+  message_buffer& untested_condition;
+  message_buffer& unallocated_use;
+};
+
+/// Working memory of the rules, zeroed: one entry per edge, per node (+ 1
+/// where marked), per condition test.
+struct shape_scratch {
+  std::span<std::uint32_t> from, to, grouped, succ;             // edges
+  std::span<std::uint32_t> count, fill, succ_begin, succ_fill;  // nodes + 1
+  std::span<std::uint32_t> walk;                                // nodes + 1
+  std::span<std::uint32_t> indegree, ready, step_of;            // nodes
+  std::span<bool> after_alloc, before_free;                     // nodes
+  std::span<hashed_index> by_condition;                         // condition tests
+};
+
+template <std::size_t N, std::size_t E, std::size_t T>
+struct shape_scratch_arrays {
+  std::array<std::uint32_t, E> from{}, to{}, grouped{}, succ{};
+  std::array<std::uint32_t, N + 1> count{}, fill{}, succ_begin{}, succ_fill{}, walk{};
+  std::array<std::uint32_t, N> indegree{}, ready{}, step_of{};
+  std::array<bool, N> after_alloc{}, before_free{};
+  std::array<hashed_index, T> by_condition{};
+
+  [[nodiscard]] constexpr shape_scratch spans() noexcept {
+    return {from, to,       grouped, succ,    count,       fill,        succ_begin,  succ_fill,
+            walk, indegree, ready,   step_of, after_alloc, before_free, by_condition};
+  }
+};
 
 template <std::size_t N, std::size_t E, std::size_t R, std::size_t P, std::size_t B, std::size_t C,
           std::size_t T>
@@ -147,39 +246,79 @@ struct graph_shape {
   std::string_view orphan_free_buffer;  ///< first buffer freed here but allocated in no node here
   message_buffer orphan_free;           ///< "node free_tmp frees buffer tmp"
   message_buffer untested_condition;    ///< "more (read by node step)"
+  message_buffer unallocated_use;       ///< "node step uses buffer tmp" (no node allocates tmp)
 
   [[nodiscard]] constexpr std::uint32_t node_index(std::string_view name) const noexcept {
-    return find_sorted(node_lookup, name_hash(name), name,
-                       [this](std::uint32_t i) { return names[i]; });
+    return find_sorted(node_lookup.data(), N, names.data(), name);
   }
   [[nodiscard]] constexpr std::uint32_t param_slot(std::uint64_t hash) const noexcept {
-    auto it = std::lower_bound(param_lookup.begin(), param_lookup.end(), hashed_index{hash, 0});
-    return it != param_lookup.end() && it->hash == hash ? it->index : no_index;
+    return find_hashed(param_lookup.data(), param_lookup.size(), hash);
   }
   [[nodiscard]] constexpr std::size_t param_offset(std::uint64_t hash) const noexcept {
     return param_offsets[param_slot(hash)];
   }
   [[nodiscard]] constexpr std::uint32_t buffer_slot(std::uint64_t hash) const noexcept {
-    auto it = std::lower_bound(buffer_lookup.begin(), buffer_lookup.end(), hashed_index{hash, 0});
-    return it != buffer_lookup.end() && it->hash == hash ? it->index : no_index;
+    return find_hashed(buffer_lookup.data(), buffer_lookup.size(), hash);
   }
   [[nodiscard]] constexpr std::uint32_t condition_slot(std::uint64_t hash) const noexcept {
-    auto it = std::lower_bound(condition_lookup.begin(), condition_lookup.end(),
-                               hashed_index{hash, 0});
-    return it != condition_lookup.end() && it->hash == hash ? it->index : no_index;
+    return find_hashed(condition_lookup.data(), condition_lookup.size(), hash);
+  }
+
+  /// The arrays as the rules write them.
+  [[nodiscard]] constexpr shape_view view() noexcept {
+    return {names,
+            position,
+            kinds,
+            owned_condition,
+            node_lookup,
+            dep_begin,
+            deps,
+            max_deps,
+            order,
+            all_refs,
+            params,
+            param_offsets,
+            param_bytes,
+            param_lookup,
+            buffers,
+            buffer_lookup,
+            conditions,
+            condition_lookup,
+            condition_tests,
+            forbidden_path,
+            forbidden_kind,
+            problem,
+            message,
+            orphan_free_buffer,
+            orphan_free,
+            untested_condition,
+            unallocated_use};
   }
 };
 
+// ------------------------------------------------------------ the rules --
+// Each takes the items (declaration order) and the view; those that can find
+// a problem record it and return true. shape_rules() runs them in order.
+//
+// Inside, spans are read through their data() pointers: a constant
+// evaluation counts every call, and a span's operator[] and iterators are
+// calls (a bounds assertion, then the access) where a pointer's are not;
+// this keeps the compile-time cost of the rules what it was over arrays.
+
 /// Unique references of one kind, in first-use order, and their sorted lookup.
-template <std::size_t R, std::size_t U>
-consteval void unique_refs(const std::array<ref_info, R>& all, ref_kind kind,
-                           std::array<ref_info, U>& out, std::array<hashed_index, U>& lookup) {
+constexpr void unique_refs(std::span<const ref_info> all_refs, ref_kind kind,
+                           std::span<ref_info> out_refs,
+                           std::span<hashed_index> lookup_refs) noexcept {
+  const ref_info* const all = all_refs.data();
+  ref_info* const out = out_refs.data();
+  hashed_index* const lookup = lookup_refs.data();
   std::size_t count = 0;
-  for (const ref_info& r : all) {
+  for (std::size_t i = 0; i < all_refs.size(); ++i) {
+    const ref_info& r = all[i];
     if (r.kind != kind) continue;
     bool seen = false;
-    auto it = std::lower_bound(lookup.begin(), lookup.begin() + count, hashed_index{r.hash, 0});
-    for (; it != lookup.begin() + count && it->hash == r.hash; ++it)
+    const hashed_index* it = std::lower_bound(lookup, lookup + count, hashed_index{r.hash, 0});
+    for (; it != lookup + count && it->hash == r.hash; ++it)
       if (out[it->index].name == r.name) seen = true;
     if (seen) continue;
     out[count] = r;
@@ -195,23 +334,23 @@ consteval void unique_refs(const std::array<ref_info, R>& all, ref_kind kind,
   }
 }
 
-template <shape_sizes S, std::size_t A>
-[[nodiscard]] consteval auto analyze_shape(const std::array<item_info, A>& items) {
-  constexpr std::size_t N = S.nodes, E = S.edges;
-  graph_shape<N, E, S.refs, S.params, S.buffers, S.conditions, S.condition_tests> g{};
-
-  // ------------------------------------------------ nodes and named values --
+/// Nodes, references and condition tests gathered from the items; the first
+/// node with an empty name.
+constexpr bool index_nodes(std::span<const item_info> items, const shape_view& g) noexcept {
+  const item_info* const item = items.data();
+  ref_info* const all_refs = g.all_refs.data();
+  condition_test* const tests = g.condition_tests.data();
   std::size_t n = 0, r = 0, t = 0;
-  for (std::size_t i = 0; i < A; ++i) {
-    const item_info& it = items[i];
-    for (const ref_info& ref : it.refs) g.all_refs[r++] = ref;
-    for (const condition_test& test : it.condition_tests) g.condition_tests[t++] = test;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const item_info& it = item[i];
+    for (const ref_info& ref : it.refs) all_refs[r++] = ref;
+    for (const condition_test& test : it.condition_tests) tests[t++] = test;
     if (!it.is_node) continue;
-    g.names[n] = it.name;
-    g.position[n] = std::uint32_t(i);
-    g.kinds[n] = it.kind;
-    g.owned_condition[n] = it.owns_condition.empty() ? 0 : name_hash(it.owns_condition);
-    g.node_lookup[n] = {name_hash(it.name), std::uint32_t(n)};
+    g.names.data()[n] = it.name;
+    g.position.data()[n] = std::uint32_t(i);
+    g.kinds.data()[n] = it.kind;
+    g.owned_condition.data()[n] = it.owns_condition.empty() ? 0 : name_hash(it.owns_condition);
+    g.node_lookup.data()[n] = {name_hash(it.name), std::uint32_t(n)};
     if (it.name.empty() && g.problem == shape_problem::none) {
       g.problem = shape_problem::empty_node_name;
       g.message << "#" << std::size_t(n) << " (" << kind_name(it.kind) << " node)";
@@ -223,159 +362,221 @@ template <shape_sizes S, std::size_t A>
     }
     ++n;
   }
-  if (g.problem != shape_problem::none) return g;
+  return g.problem != shape_problem::none;
+}
+
+/// The tables of parameters (with their byte offsets), buffers and conditions.
+constexpr void name_tables(const shape_view& g) noexcept {
   unique_refs(g.all_refs, ref_kind::param, g.params, g.param_lookup);
   unique_refs(g.all_refs, ref_kind::buffer, g.buffers, g.buffer_lookup);
   unique_refs(g.all_refs, ref_kind::condition, g.conditions, g.condition_lookup);
-  for (std::size_t p = 0; p < S.params; ++p) {
-    const std::size_t align = g.params[p].align;
+  const ref_info* const params = g.params.data();
+  for (std::size_t p = 0; p < g.params.size(); ++p) {
+    const std::size_t align = params[p].align;
     g.param_bytes = (g.param_bytes + align - 1) / align * align;
-    g.param_offsets[p] = g.param_bytes;
-    g.param_bytes += g.params[p].size;
+    g.param_offsets.data()[p] = g.param_bytes;
+    g.param_bytes += params[p].size;
   }
+}
 
-  // ------------------------------------------------------- duplicate names --
-  std::sort(g.node_lookup.begin(), g.node_lookup.end());
+/// Sorts the node lookup; the first name used twice (in hash order).
+constexpr bool check_duplicate_names(const shape_view& g) noexcept {
+  hashed_index* const lookup = g.node_lookup.data();
+  const std::string_view* const names = g.names.data();
+  const std::size_t N = g.node_lookup.size();
+  std::sort(lookup, lookup + N);
   for (std::size_t i = 1; i < N; ++i) {
-    const hashed_index& a = g.node_lookup[i - 1];
-    const hashed_index& b = g.node_lookup[i];
-    if (a.hash == b.hash && g.names[a.index] == g.names[b.index]) {
+    const hashed_index& a = lookup[i - 1];
+    const hashed_index& b = lookup[i];
+    if (a.hash == b.hash && names[a.index] == names[b.index]) {
       g.problem = shape_problem::duplicate_node;
-      g.message << g.names[b.index];
-      return g;
+      g.message << names[b.index];
+      return true;
     }
   }
+  return false;
+}
 
-  // ------------------------------------- one conditional node per condition --
-  if constexpr (S.condition_tests > 1) {
-    std::array<hashed_index, S.condition_tests> by_condition{};
-    for (std::size_t k = 0; k < S.condition_tests; ++k)
-      by_condition[k] = {g.condition_tests[k].hash, std::uint32_t(k)};
-    std::sort(by_condition.begin(), by_condition.end());
-    for (std::size_t k = 1; k < S.condition_tests; ++k) {
-      const condition_test& first = g.condition_tests[by_condition[k - 1].index];
-      const condition_test& second = g.condition_tests[by_condition[k].index];
-      if (first.hash == second.hash && first.condition == second.condition) {
-        g.problem = shape_problem::condition_tested_twice;
-        g.message << first.condition << " (nodes " << first.node_path.view() << " and "
-                  << second.node_path.view() << ")";
-        return g;
-      }
+/// One conditional node per condition, bodies and child graphs included.
+constexpr bool check_condition_tests(const shape_view& g, const shape_scratch& s) noexcept {
+  const std::size_t T = g.condition_tests.size();
+  if (T < 2) return false;
+  const condition_test* const tests = g.condition_tests.data();
+  hashed_index* const by_condition = s.by_condition.data();
+  for (std::size_t k = 0; k < T; ++k) by_condition[k] = {tests[k].hash, std::uint32_t(k)};
+  std::sort(by_condition, by_condition + T);
+  for (std::size_t k = 1; k < T; ++k) {
+    const condition_test& first = tests[by_condition[k - 1].index];
+    const condition_test& second = tests[by_condition[k].index];
+    if (first.hash == second.hash && first.condition == second.condition) {
+      g.problem = shape_problem::condition_tested_twice;
+      g.message << first.condition << " (nodes " << first.node_path.view() << " and "
+                << second.node_path.view() << ")";
+      return true;
     }
   }
+  return false;
+}
 
-  // ---------------------------------------------------------------- edges --
-  std::array<std::uint32_t, E> from{}, to{};
+/// Each edge's ends as node indices (s.from, s.to); the first edge naming an
+/// unknown node.
+constexpr bool resolve_edges(std::span<const item_info> items, const shape_view& g,
+                             const shape_scratch& s) noexcept {
+  const item_info* const item = items.data();
+  const std::string_view* const names = g.names.data();
+  const hashed_index* const lookup = g.node_lookup.data();
+  const std::size_t N = g.node_lookup.size();
+  std::uint32_t* const from = s.from.data();
+  std::uint32_t* const to = s.to.data();
   std::size_t e = 0;
-  for (const item_info& it : items)
-    for (const name_pair& p : it.edges) {
-      from[e] = g.node_index(p.from);
-      to[e] = g.node_index(p.to);
+  for (std::size_t i = 0; i < items.size(); ++i)
+    for (const name_pair& p : item[i].edges) {
+      from[e] = find_sorted(lookup, N, names, p.from);
+      to[e] = find_sorted(lookup, N, names, p.to);
       if (from[e] == no_index || to[e] == no_index) {
         g.problem = shape_problem::unknown_node_in_edge;
         g.message << p.from << " -> " << p.to;
-        return g;
+        return true;
       }
       ++e;
     }
+  return false;
+}
 
-  // ----------------------------------------- parameters of one type only --
-  for (const ref_info& ref : g.all_refs) {
+/// The first reference to a parameter with another type than its first use.
+constexpr bool check_parameter_types(const shape_view& g) noexcept {
+  const ref_info* const all_refs = g.all_refs.data();
+  const ref_info* const params = g.params.data();
+  for (std::size_t k = 0; k < g.all_refs.size(); ++k) {
+    const ref_info& ref = all_refs[k];
     if (ref.kind != ref_kind::param) continue;
-    const ref_info& declared = g.params[g.param_slot(ref.hash)];
+    const ref_info& declared =
+        params[find_hashed(g.param_lookup.data(), g.param_lookup.size(), ref.hash)];
     if (declared.type != ref.type) {
       g.problem = shape_problem::parameter_type_conflict;
       g.message << ref.name;
-      return g;
+      return true;
     }
   }
+  return false;
+}
 
-  // ------------------------- dependency lists (CSR, by target, deduplicated) --
-  std::array<std::uint32_t, N + 1> count{};
+/// Dependency lists: CSR by target, each in edge declaration order,
+/// deduplicated.
+constexpr void group_dependencies(const shape_view& g, const shape_scratch& s) noexcept {
+  const std::size_t N = g.names.size(), E = s.from.size();
+  const std::uint32_t* const from = s.from.data();
+  const std::uint32_t* const to = s.to.data();
+  std::uint32_t* const count = s.count.data();
+  std::uint32_t* const fill = s.fill.data();
+  std::uint32_t* const grouped = s.grouped.data();
+  std::uint32_t* const dep_begin = g.dep_begin.data();
+  std::uint32_t* const deps = g.deps.data();
   for (std::size_t k = 0; k < E; ++k) ++count[to[k] + 1];
   for (std::size_t k = 0; k < N; ++k) count[k + 1] += count[k];
-  std::array<std::uint32_t, E> grouped{};
-  std::array<std::uint32_t, N + 1> fill = count;
+  for (std::size_t k = 0; k <= N; ++k) fill[k] = count[k];
   for (std::size_t k = 0; k < E; ++k) grouped[fill[to[k]]++] = from[k];
   std::uint32_t written = 0;
   for (std::size_t v = 0; v < N; ++v) {
-    g.dep_begin[v] = written;
+    dep_begin[v] = written;
     for (std::uint32_t k = count[v]; k < count[v + 1]; ++k) {
       bool repeated = false;
-      for (std::uint32_t j = g.dep_begin[v]; j < written; ++j) repeated |= g.deps[j] == grouped[k];
-      if (!repeated) g.deps[written++] = grouped[k];
+      for (std::uint32_t j = dep_begin[v]; j < written; ++j) repeated |= deps[j] == grouped[k];
+      if (!repeated) deps[written++] = grouped[k];
     }
-    g.max_deps = std::max<std::size_t>(g.max_deps, written - g.dep_begin[v]);
+    g.max_deps = std::max<std::size_t>(g.max_deps, written - dep_begin[v]);
   }
-  g.dep_begin[N] = written;
+  dep_begin[N] = written;
+}
 
-  // ------------------------------------------------- Kahn's topological sort --
-  std::array<std::uint32_t, N + 1> succ_begin{};
-  for (std::uint32_t k = 0; k < written; ++k) ++succ_begin[g.deps[k] + 1];
+/// Kahn's topological sort into g.order. Among ready nodes the one declared
+/// first (a min-heap): the order the run-time engine's Kahn walk takes, so
+/// that both front ends create nodes in one order and cudaGraphExecUpdate
+/// pairs their graphs. Returns how many nodes it ordered; those it could
+/// not keep s.indegree != 0.
+constexpr std::size_t order_nodes(const shape_view& g, const shape_scratch& s) noexcept {
+  const std::size_t N = g.names.size();
+  const std::uint32_t* const dep_begin = g.dep_begin.data();
+  const std::uint32_t* const deps = g.deps.data();
+  std::uint32_t* const order = g.order.data();
+  std::uint32_t* const succ_begin = s.succ_begin.data();
+  std::uint32_t* const succ_fill = s.succ_fill.data();
+  std::uint32_t* const succ = s.succ.data();
+  std::uint32_t* const indegree = s.indegree.data();
+  std::uint32_t* const ready = s.ready.data();
+  const std::uint32_t written = dep_begin[N];
+  for (std::uint32_t k = 0; k < written; ++k) ++succ_begin[deps[k] + 1];
   for (std::size_t k = 0; k < N; ++k) succ_begin[k + 1] += succ_begin[k];
-  std::array<std::uint32_t, E> succ{};
-  std::array<std::uint32_t, N + 1> succ_fill = succ_begin;
-  std::array<std::uint32_t, N> indegree{};
+  for (std::size_t k = 0; k <= N; ++k) succ_fill[k] = succ_begin[k];
   for (std::uint32_t v = 0; v < N; ++v)
-    for (std::uint32_t k = g.dep_begin[v]; k < g.dep_begin[v + 1]; ++k) {
-      succ[succ_fill[g.deps[k]]++] = v;
+    for (std::uint32_t k = dep_begin[v]; k < dep_begin[v + 1]; ++k) {
+      succ[succ_fill[deps[k]]++] = v;
       ++indegree[v];
     }
-  // Among ready nodes the one declared first (a min-heap): the order the
-  // run-time engine's Kahn walk takes, so that both front ends create nodes
-  // in one order and cudaGraphExecUpdate pairs their graphs.
-  std::array<std::uint32_t, N> ready{};
   std::size_t ready_count = 0, tail = 0;
   constexpr auto later = [](std::uint32_t a, std::uint32_t b) { return a > b; };
   for (std::uint32_t v = 0; v < N; ++v)
     if (indegree[v] == 0) ready[ready_count++] = v;  // ascending: already a min-heap
   while (ready_count > 0) {
-    std::pop_heap(ready.begin(), ready.begin() + ready_count, later);
+    std::pop_heap(ready, ready + ready_count, later);
     const std::uint32_t v = ready[--ready_count];
-    g.order[tail++] = v;
+    order[tail++] = v;
     for (std::uint32_t k = succ_begin[v]; k < succ_begin[v + 1]; ++k)
       if (--indegree[succ[k]] == 0) {
         ready[ready_count++] = succ[k];
-        std::push_heap(ready.begin(), ready.begin() + ready_count, later);
+        std::push_heap(ready, ready + ready_count, later);
       }
   }
+  return tail;
+}
 
-  // ------------------------------------------------------------ cycle path --
-  if (tail < N) {
-    std::uint32_t start = 0;
-    while (indegree[start] == 0) ++start;
-    std::array<std::uint32_t, N + 1> walk{};
-    std::array<std::uint32_t, N> step_of{};
-    for (auto& s : step_of) s = no_index;
-    std::uint32_t v = start, steps = 0;
-    while (step_of[v] == no_index) {
-      step_of[v] = steps;
-      walk[steps++] = v;
-      for (std::uint32_t k = g.dep_begin[v]; k < g.dep_begin[v + 1]; ++k)
-        if (indegree[g.deps[k]] != 0) {  // a predecessor still on a cycle
-          v = g.deps[k];
-          break;
-        }
-    }
-    // walk[step_of[v]] .. walk[steps-1] goes against the edges: print backwards.
-    g.problem = shape_problem::cycle;
-    g.message << g.names[v];
-    for (std::uint32_t s = steps; s-- > step_of[v];) g.message << " -> " << g.names[walk[s]];
-    return g;
+/// After order_nodes() left nodes out: a cycle among them, as a path. From
+/// the first node left out, walk to its first dependency still on a cycle
+/// until a node repeats.
+constexpr void describe_cycle(const shape_view& g, const shape_scratch& s) noexcept {
+  const std::size_t N = g.names.size();
+  const std::uint32_t* const dep_begin = g.dep_begin.data();
+  const std::uint32_t* const deps = g.deps.data();
+  const std::string_view* const names = g.names.data();
+  const std::uint32_t* const indegree = s.indegree.data();
+  std::uint32_t* const walk = s.walk.data();
+  std::uint32_t* const step_of = s.step_of.data();
+  std::uint32_t start = 0;
+  while (indegree[start] == 0) ++start;
+  for (std::size_t k = 0; k < N; ++k) step_of[k] = no_index;
+  std::uint32_t v = start, steps = 0;
+  while (step_of[v] == no_index) {
+    step_of[v] = steps;
+    walk[steps++] = v;
+    for (std::uint32_t k = dep_begin[v]; k < dep_begin[v + 1]; ++k)
+      if (indegree[deps[k]] != 0) {  // a predecessor still on a cycle
+        v = deps[k];
+        break;
+      }
   }
+  // walk[step_of[v]] .. walk[steps-1] goes against the edges: print backwards.
+  g.problem = shape_problem::cycle;
+  g.message << names[v];
+  for (std::uint32_t k = steps; k-- > step_of[v];) g.message << " -> " << names[walk[k]];
+}
 
-  // --------------------------------------------- frees: once, of an alloc --
+/// Frees: once per buffer. The first free of a buffer no node here allocates
+/// is recorded for the top level (orphan_free), not refused here.
+constexpr bool check_frees(std::span<const item_info> items, const shape_view& g) noexcept {
+  const std::size_t N = g.names.size();
+  const item_info* const item = items.data();
+  const std::uint32_t* const position = g.position.data();
   for (std::uint32_t f = 0; f < N; ++f) {
-    const item_info& freer = items[g.position[f]];
+    const item_info& freer = item[position[f]];
     if (freer.frees.empty()) continue;
     bool allocated_here = false;
     for (std::uint32_t b = 0; b < N; ++b) {
-      const item_info& other = items[g.position[b]];
+      const item_info& other = item[position[b]];
       allocated_here = allocated_here || other.allocates == freer.frees;
       if (b > f && other.frees == freer.frees) {
         g.problem = shape_problem::buffer_freed_twice;
         g.message << freer.frees << " (nodes " << freer.name << " and " << other.name << ")";
-        return g;
+        return true;
       }
     }
     if (!allocated_here && g.orphan_free.size == 0) {
@@ -383,71 +584,170 @@ template <shape_sizes S, std::size_t A>
       g.orphan_free << "node " << freer.name << " frees buffer " << freer.frees;
     }
   }
+  return false;
+}
 
-  // --------------------------- every condition tested by a conditional node --
-  for (const ref_info& c : g.conditions) {
+/// The first condition (in first-use order) that no conditional node here
+/// tests, with its first reader, recorded for the top level.
+constexpr void find_untested_condition(std::span<const item_info> items,
+                                       const shape_view& g) noexcept {
+  const std::size_t N = g.names.size();
+  const item_info* const item = items.data();
+  const condition_test* const tests = g.condition_tests.data();
+  for (std::size_t k = 0; k < g.conditions.size(); ++k) {
+    const ref_info& c = g.conditions.data()[k];
     bool tested = false;
-    for (const condition_test& t : g.condition_tests)
-      tested = tested || (t.hash == c.hash && t.condition == c.name);
+    for (std::size_t t = 0; t < g.condition_tests.size(); ++t)
+      tested = tested || (tests[t].hash == c.hash && tests[t].condition == c.name);
     if (tested) continue;
     g.untested_condition << c.name;
     for (std::uint32_t v = 0; v < N; ++v)
-      for (const ref_info& r : items[g.position[v]].refs)
+      for (const ref_info& r : item[g.position.data()[v]].refs)
         if (r.kind == ref_kind::condition && r.hash == c.hash && r.name == c.name &&
             g.untested_condition.size == c.name.size()) {
-          g.untested_condition << " (read by node " << g.names[v] << ")";
+          g.untested_condition << " (read by node " << g.names.data()[v] << ")";
         }
     break;
   }
+}
 
-  // ------------------------------------------------------- buffer lifetimes --
+/// The first buffer (in first-use order) that nodes here read but no node
+/// here allocates, with its first reader other than a free (frees are
+/// orphan_free's), recorded for the top level. A buffer a child node reads
+/// is left out: its graph may allocate it, which its item does not say.
+constexpr void find_unallocated_use(std::span<const item_info> items,
+                                    const shape_view& g) noexcept {
+  const std::size_t N = g.names.size();
+  const item_info* const item = items.data();
+  const std::uint32_t* const position = g.position.data();
+  for (std::size_t k = 0; k < g.buffers.size(); ++k) {
+    const ref_info& b = g.buffers.data()[k];
+    bool allocated = false;
+    for (std::uint32_t v = 0; v < N; ++v) {
+      const item_info& it = item[position[v]];
+      allocated = allocated || it.allocates == b.name;
+      if (it.kind == node_kind::child)
+        for (const ref_info& r : it.refs)
+          allocated = allocated || (r.kind == ref_kind::buffer && r.name == b.name);
+    }
+    if (allocated) continue;
+    for (std::uint32_t v = 0; v < N; ++v) {
+      const item_info& user = item[position[v]];
+      if (user.frees == b.name) continue;
+      for (const ref_info& r : user.refs)
+        if (r.kind == ref_kind::buffer && r.hash == b.hash && r.name == b.name &&
+            g.unallocated_use.size == 0)
+          g.unallocated_use << "node " << user.name << " uses buffer " << b.name;
+    }
+    if (g.unallocated_use.size != 0) return;
+  }
+}
+
+/// Per alloc node, in declaration order: no second alloc of its buffer, and
+/// every node reading the buffer (its free included) ordered after the alloc
+/// and before the free.
+constexpr bool check_lifetimes(std::span<const item_info> items, const shape_view& g,
+                               const shape_scratch& s) noexcept {
+  const std::size_t N = g.names.size();
+  const item_info* const item = items.data();
+  const std::uint32_t* const position = g.position.data();
+  const std::uint32_t* const order = g.order.data();
+  const std::uint32_t* const dep_begin = g.dep_begin.data();
+  const std::uint32_t* const deps = g.deps.data();
+  bool* const after_alloc = s.after_alloc.data();
+  bool* const before_free = s.before_free.data();
   for (std::uint32_t a = 0; a < N; ++a) {
-    const item_info& alloc = items[g.position[a]];
+    const item_info& alloc = item[position[a]];
     if (alloc.allocates.empty()) continue;
     std::uint32_t free_node = no_index;
     for (std::uint32_t b = 0; b < N; ++b) {
-      const item_info& other = items[g.position[b]];
+      const item_info& other = item[position[b]];
       if (b != a && other.allocates == alloc.allocates) {
         g.problem = shape_problem::buffer_allocated_twice;
         g.message << alloc.allocates << " (nodes " << alloc.name << " and " << other.name << ")";
-        return g;
+        return true;
       }
       if (other.frees == alloc.allocates) free_node = b;
     }
     // Forward reach from the alloc, backward reach from the free.
-    std::array<bool, N> after_alloc{}, before_free{};
+    for (std::size_t k = 0; k < N; ++k) after_alloc[k] = before_free[k] = false;
     for (std::size_t k = 0; k < N; ++k) {
-      const std::uint32_t v = g.order[k];
+      const std::uint32_t v = order[k];
       if (v == a) after_alloc[v] = true;
-      for (std::uint32_t d = g.dep_begin[v]; d < g.dep_begin[v + 1]; ++d)
-        after_alloc[v] = after_alloc[v] || after_alloc[g.deps[d]];
+      for (std::uint32_t d = dep_begin[v]; d < dep_begin[v + 1]; ++d)
+        after_alloc[v] = after_alloc[v] || after_alloc[deps[d]];
     }
     for (std::size_t k = N; k-- > 0;) {
-      const std::uint32_t v = g.order[k];
+      const std::uint32_t v = order[k];
       if (v == free_node) before_free[v] = true;
       if (before_free[v])
-        for (std::uint32_t d = g.dep_begin[v]; d < g.dep_begin[v + 1]; ++d)
-          before_free[g.deps[d]] = true;
+        for (std::uint32_t d = dep_begin[v]; d < dep_begin[v + 1]; ++d) before_free[deps[d]] = true;
     }
     const std::uint64_t buffer_hash = name_hash(alloc.allocates);
     for (std::uint32_t u = 0; u < N; ++u) {
       if (u == a) continue;
-      const item_info& user = items[g.position[u]];
+      const item_info& user = item[position[u]];
       bool uses = false;
       for (const ref_info& ref : user.refs)
-        uses |= ref.kind == ref_kind::buffer && ref.hash == buffer_hash && ref.name == alloc.allocates;
+        uses |=
+            ref.kind == ref_kind::buffer && ref.hash == buffer_hash && ref.name == alloc.allocates;
       if (!uses) continue;
       const bool ordered_after = after_alloc[u];
       const bool ordered_before = free_node == no_index || u == free_node || before_free[u];
       if (!ordered_after || !ordered_before) {
         g.problem = shape_problem::buffer_outside_lifetime;
-        g.message << "node " << user.name << " uses buffer " << alloc.allocates << " but is not ordered "
+        g.message << "node " << user.name << " uses buffer " << alloc.allocates
+                  << " but is not ordered "
                   << (ordered_after ? "before its free node " : "after its alloc node ")
-                  << (ordered_after ? g.names[free_node] : alloc.name);
-        return g;
+                  << (ordered_after ? g.names.data()[free_node] : alloc.name);
+        return true;
       }
     }
   }
+  return false;
+}
+
+/// Every rule, in order, over one graph's items: the view receives the
+/// graph's shape and its first problem (g.problem, g.message), plus the
+/// problems only a top-level graph can judge (g.orphan_free,
+/// g.untested_condition, g.unallocated_use). The view and the scratch must be zeroed and sized
+/// as shape_sizes says.
+constexpr void shape_rules(std::span<const item_info> items, const shape_view& g,
+                           const shape_scratch& s) noexcept {
+  const std::size_t N = g.names.size();
+  // ------------------------------------------------ nodes and named values --
+  if (index_nodes(items, g)) return;
+  name_tables(g);
+  // ------------------------------------------------------- duplicate names --
+  if (check_duplicate_names(g)) return;
+  // ------------------------------------- one conditional node per condition --
+  if (check_condition_tests(g, s)) return;
+  // ---------------------------------------------------------------- edges --
+  if (resolve_edges(items, g, s)) return;
+  // ----------------------------------------- parameters of one type only --
+  if (check_parameter_types(g)) return;
+  // --------------------------- dependency lists, Kahn's topological sort --
+  group_dependencies(g, s);
+  const std::size_t tail = order_nodes(g, s);
+  // ------------------------------------------------------------ cycle path --
+  if (tail < N) {
+    describe_cycle(g, s);
+    return;
+  }
+  // --------------------------------------------- frees: once, of an alloc --
+  if (check_frees(items, g)) return;
+  // --------------------------- every condition tested by a conditional node --
+  find_untested_condition(items, g);
+  find_unallocated_use(items, g);
+  // ------------------------------------------------------- buffer lifetimes --
+  (void)check_lifetimes(items, g, s);
+}
+
+template <shape_sizes S, std::size_t A>
+[[nodiscard]] consteval auto analyze_shape(const std::array<item_info, A>& items) {
+  graph_shape<S.nodes, S.edges, S.refs, S.params, S.buffers, S.conditions, S.condition_tests> g{};
+  shape_scratch_arrays<S.nodes, S.edges, S.condition_tests> scratch{};
+  shape_rules(items, g.view(), scratch.spans());
   return g;
 }
 

@@ -1,0 +1,335 @@
+#pragma once
+// The DSL's shape rules at run time. shape.hpp's rules are constexpr
+// functions over spans: the compiler runs them over a graph's std::arrays
+// (G::shape), and check_shape() runs the same functions over vectors, for a
+// graph described as plain data. Its verdict is the compile error the DSL
+// would give for that graph: the error type's name and its text (the
+// fixed_string the type is named with).
+//
+//   shape_description d;
+//   d.nodes.push_back({.name = "a", .kind = node_kind::kernel});
+//   d.nodes.push_back({.name = "b", .kind = node_kind::kernel});
+//   d.edges = {{"a", "b"}, {"b", "a"}};
+//   check_shape(d);   // {cycle, "cycle_through", "a -> b -> a"}
+//
+// What a DSL graph refuses elsewhere (argument types in the node factories,
+// kinds forbidden in conditional bodies, a switch without cases) is not
+// described here: only the shape.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cudag/dsl/shape.hpp"
+
+namespace cudag::dsl {
+
+// ----------------------------------------------------------- description --
+/// A parameter, buffer or condition a node reads. `type`: a parameter's type
+/// (type_id_of<T>); a parameter read with two types is a conflict.
+struct shape_reference {
+  ref_kind kind = ref_kind::param;
+  std::string name;
+  type_id type = nullptr;
+};
+
+/// A conditional node inside a node's bodies or child graph, and the
+/// condition it tests; the path names it from the graph holding the node, as
+/// the DSL and check() do ("loop/again", "pick[1]/inner").
+struct shape_nested_test {
+  std::string condition;
+  std::string node_path;
+};
+
+struct shape_node {
+  std::string name;
+  node_kind kind = node_kind::kernel;
+  /// Everything the node reads, its bodies and child graph included, in
+  /// order. The references implied by `allocates`, `frees` and `tests` are
+  /// added in front when missing, as the DSL's nodes list them.
+  std::vector<shape_reference> refs;
+  std::string allocates;  ///< mem_alloc: the buffer
+  std::string frees;      ///< mem_free: the buffer
+  std::string tests;      ///< conditional: the condition
+  std::vector<shape_nested_test> nested_tests;
+};
+
+/// An edge: `from` runs before `to`.
+struct shape_edge {
+  std::string from;
+  std::string to;
+};
+
+/// A graph: nodes in declaration order, edges in declaration order.
+struct shape_description {
+  std::vector<shape_node> nodes;
+  std::vector<shape_edge> edges;
+};
+
+// --------------------------------------------------------------- verdict --
+/// The compile error the DSL gives for a graph, or none.
+struct shape_verdict {
+  shape_problem problem = shape_problem::none;  ///< none for the top-level problems
+  std::string_view error;  ///< the error type: "cycle_through"; empty when the graph fits
+  std::string message;     ///< its text: "a -> b -> a"
+
+  [[nodiscard]] bool ok() const noexcept { return error.empty(); }
+};
+
+/// The name of the error type graph.hpp reports a problem with.
+[[nodiscard]] constexpr std::string_view shape_error_name(shape_problem problem) noexcept {
+  switch (problem) {
+    case shape_problem::none:
+      return "";
+    case shape_problem::duplicate_node:
+      return "duplicate_node_name";
+    case shape_problem::unknown_node_in_edge:
+      return "unknown_node_in_edge";
+    case shape_problem::parameter_type_conflict:
+      return "parameter_declared_with_two_types";
+    case shape_problem::cycle:
+      return "cycle_through";
+    case shape_problem::buffer_allocated_twice:
+      return "buffer_allocated_twice";
+    case shape_problem::buffer_outside_lifetime:
+      return "buffer_used_outside_its_lifetime";
+    case shape_problem::condition_tested_twice:
+      return "condition_tested_by_two_conditional_nodes";
+    case shape_problem::empty_node_name:
+      return "node_with_empty_name";
+    case shape_problem::buffer_freed_twice:
+      return "buffer_freed_twice";
+  }
+  return "?";
+}
+
+// ----------------------------------------------------------- run-time shape --
+/// A graph_shape whose arrays are vectors: what shape_rules() computes for
+/// items known at run time.
+struct runtime_shape {
+  std::vector<std::string_view> names;
+  std::vector<std::uint32_t> position;
+  std::vector<node_kind> kinds;
+  std::vector<std::uint64_t> owned_condition;
+  std::vector<hashed_index> node_lookup;
+  std::vector<std::uint32_t> dep_begin;
+  std::vector<std::uint32_t> deps;
+  std::size_t max_deps = 0;
+  std::vector<std::uint32_t> order;
+  std::vector<ref_info> all_refs;
+  std::vector<ref_info> params;
+  std::vector<std::size_t> param_offsets;
+  std::size_t param_bytes = 0;
+  std::vector<hashed_index> param_lookup;
+  std::vector<ref_info> buffers;
+  std::vector<hashed_index> buffer_lookup;
+  std::vector<ref_info> conditions;
+  std::vector<hashed_index> condition_lookup;
+  std::vector<condition_test> condition_tests;
+  message_buffer forbidden_path;
+  node_kind forbidden_kind = node_kind::empty;
+  shape_problem problem = shape_problem::none;
+  message_buffer message;
+  std::string_view orphan_free_buffer;
+  message_buffer orphan_free;
+  message_buffer untested_condition;
+  message_buffer unallocated_use;
+
+  explicit runtime_shape(const shape_sizes& s)
+      : names(s.nodes),
+        position(s.nodes),
+        kinds(s.nodes),
+        owned_condition(s.nodes),
+        node_lookup(s.nodes),
+        dep_begin(s.nodes + 1),
+        deps(s.edges),
+        order(s.nodes),
+        all_refs(s.refs),
+        params(s.params),
+        param_offsets(s.params),
+        param_lookup(s.params),
+        buffers(s.buffers),
+        buffer_lookup(s.buffers),
+        conditions(s.conditions),
+        condition_lookup(s.conditions),
+        condition_tests(s.condition_tests) {}
+
+  [[nodiscard]] shape_view view() noexcept {
+    return {names,
+            position,
+            kinds,
+            owned_condition,
+            node_lookup,
+            dep_begin,
+            deps,
+            max_deps,
+            order,
+            all_refs,
+            params,
+            param_offsets,
+            param_bytes,
+            param_lookup,
+            buffers,
+            buffer_lookup,
+            conditions,
+            condition_lookup,
+            condition_tests,
+            forbidden_path,
+            forbidden_kind,
+            problem,
+            message,
+            orphan_free_buffer,
+            orphan_free,
+            untested_condition,
+            unallocated_use};
+  }
+};
+
+/// The sizes analyze_shape's template arguments carry, for items known at
+/// run time (measure_items, then measure_shape).
+[[nodiscard]] inline shape_sizes measure_items_at_run_time(std::span<const item_info> items) {
+  shape_sizes s = count_items(items);
+  std::vector<hashed_index> sorted(s.refs);
+  std::vector<std::string_view> names(s.refs);
+  s.params = count_distinct(items, ref_kind::param, sorted, names);
+  s.buffers = count_distinct(items, ref_kind::buffer, sorted, names);
+  s.conditions = count_distinct(items, ref_kind::condition, sorted, names);
+  return s;
+}
+
+/// analyze_shape at run time: the same rules over vectors.
+[[nodiscard]] inline runtime_shape analyze_shape_at_run_time(std::span<const item_info> items) {
+  const shape_sizes s = measure_items_at_run_time(items);
+  runtime_shape shape(s);
+  std::vector<std::uint32_t> per_edge(4 * s.edges), per_node(5 * (s.nodes + 1) + 3 * s.nodes);
+  const std::unique_ptr<bool[]> marks(new bool[2 * s.nodes + 1]());
+  std::vector<hashed_index> by_condition(s.condition_tests);
+  const std::span<std::uint32_t> e(per_edge), n(per_node);
+  const std::size_t N = s.nodes, E = s.edges;
+  const shape_scratch scratch{e.subspan(0, E),
+                              e.subspan(E, E),
+                              e.subspan(2 * E, E),
+                              e.subspan(3 * E, E),
+                              n.subspan(0, N + 1),
+                              n.subspan(N + 1, N + 1),
+                              n.subspan(2 * (N + 1), N + 1),
+                              n.subspan(3 * (N + 1), N + 1),
+                              n.subspan(4 * (N + 1), N + 1),
+                              n.subspan(5 * (N + 1), N),
+                              n.subspan(5 * (N + 1) + N, N),
+                              n.subspan(5 * (N + 1) + 2 * N, N),
+                              std::span<bool>(marks.get(), N),
+                              std::span<bool>(marks.get() + N, N),
+                              by_condition};
+  shape_rules(items, shape.view(), scratch);
+  return shape;
+}
+
+/// Whether graph.hpp's top_level_shape_fits reports shape.unallocated_use (a
+/// buffer read by a node while no node allocates it) as
+/// buffer_used_but_never_allocated<"node step uses buffer tmp">. Not yet:
+/// such a graph compiles and lowers the read as a null pointer, where
+/// check() refuses it. Set with that change to graph.hpp.
+inline constexpr bool reports_unallocated_use = false;
+
+/// The first problem of a shape as graph.hpp reports it: the declaration's
+/// problem (graph()); then, for a top-level graph, a free of a buffer no node
+/// allocates and a condition no conditional node tests (top_level_shape_fits,
+/// at lower(), instantiate() and to_spec()).
+[[nodiscard]] inline shape_verdict verdict_of(const runtime_shape& shape, bool top_level = true) {
+  shape_verdict v;
+  if (shape.problem != shape_problem::none) {
+    v.problem = shape.problem;
+    v.error = shape_error_name(shape.problem);
+    v.message = std::string(shape.message.view());
+  } else if (top_level && shape.orphan_free.size != 0) {
+    v.error = "buffer_freed_but_never_allocated";
+    v.message = std::string(shape.orphan_free.view());
+  } else if (top_level && reports_unallocated_use && shape.unallocated_use.size != 0) {
+    v.error = "buffer_used_but_never_allocated";
+    v.message = std::string(shape.unallocated_use.view());
+  } else if (top_level && shape.untested_condition.size != 0) {
+    v.error = "condition_tested_by_no_conditional_node";
+    v.message = std::string(shape.untested_condition.view());
+  }
+  return v;
+}
+
+/// The DSL's items for a description (views into it: it must outlive them).
+struct described_items {
+  std::vector<item_info> items;
+  std::vector<std::vector<ref_info>> refs;         ///< per node
+  std::vector<std::vector<condition_test>> tests;  ///< per node
+  std::vector<name_pair> edges;
+
+  explicit described_items(shape_description&&) = delete;  // would outlive the names it views
+  explicit described_items(const shape_description& d) {
+    const std::size_t N = d.nodes.size();
+    refs.resize(N);
+    tests.resize(N);
+    items.reserve(N + 1);
+    for (std::size_t i = 0; i < N; ++i) {
+      const shape_node& node = d.nodes[i];
+      const auto lists = [&node](ref_kind kind, const std::string& name) {
+        for (const shape_reference& r : node.refs)
+          if (r.kind == kind && r.name == name) return true;
+        return false;
+      };
+      const auto ref = [](ref_kind kind, std::string_view name, type_id type) {
+        ref_info r;
+        r.kind = kind;
+        r.hash = name_hash(name);
+        r.name = name;
+        r.type = type;
+        return r;
+      };
+      std::vector<ref_info>& out = refs[i];
+      if (!node.allocates.empty() && !lists(ref_kind::buffer, node.allocates))
+        out.push_back(ref(ref_kind::buffer, node.allocates, nullptr));
+      if (!node.frees.empty() && !lists(ref_kind::buffer, node.frees))
+        out.push_back(ref(ref_kind::buffer, node.frees, nullptr));
+      if (!node.tests.empty() && !lists(ref_kind::condition, node.tests))
+        out.push_back(ref(ref_kind::condition, node.tests, nullptr));
+      for (const shape_reference& r : node.refs) out.push_back(ref(r.kind, r.name, r.type));
+
+      std::vector<condition_test>& t = tests[i];
+      const auto test = [](std::string_view condition, std::string_view path) {
+        condition_test c;
+        c.hash = name_hash(condition);
+        c.condition = condition;
+        c.node_path << path;
+        return c;
+      };
+      if (!node.tests.empty()) t.push_back(test(node.tests, node.name));
+      for (const shape_nested_test& n : node.nested_tests)
+        t.push_back(test(n.condition, n.node_path));
+
+      item_info info;
+      info.is_node = true;
+      info.name = node.name;
+      info.kind = node.kind;
+      info.refs = out;
+      info.allocates = node.allocates;
+      info.frees = node.frees;
+      info.owns_condition = node.tests;
+      info.condition_tests = t;
+      items.push_back(info);
+    }
+    edges.reserve(d.edges.size());
+    for (const shape_edge& e : d.edges) edges.push_back({e.from, e.to});
+    if (!edges.empty()) items.push_back(edge_item_info(edges));
+  }
+};
+
+/// The compile error a DSL declaration of the described graph gives (none:
+/// it compiles). `top_level`: also judge the problems only a top-level
+/// graph can (a nested graph's enclosing one may allocate or test them).
+[[nodiscard]] inline shape_verdict check_shape(const shape_description& d, bool top_level = true) {
+  const described_items described(d);
+  return verdict_of(analyze_shape_at_run_time(described.items), top_level);
+}
+
+}  // namespace cudag::dsl

@@ -1,0 +1,7 @@
+// Two mem_alloc nodes produce buffer tmp.
+// expect-error: buffer_allocated_twice<.*"tmp \(nodes (alloc_a and alloc_b|alloc_b and alloc_a)\)"
+#include "common.hpp"
+constexpr auto tmp = buffer<"tmp", float>;
+constexpr auto g = graph(mem_alloc<"alloc_a">(tmp, 256), mem_alloc<"alloc_b">(tmp, 128),
+                         kernel<"use_tmp", cf::scale>(1, 128, tmp, 2.0f, 128), mem_free<"free_tmp">(tmp),
+                         chain<"alloc_a", "alloc_b", "use_tmp", "free_tmp">);

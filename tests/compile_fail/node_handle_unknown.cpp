@@ -1,0 +1,8 @@
+// No node is named "sacle".
+// expect-error: graph_has_no_node<.*"sacle"
+#include "common.hpp"
+constexpr auto g = graph(kernel<"scale", cf::scale>(1, 32, x, 2.0f, n));
+void handle(float* d) {
+  auto e = instantiate(g, x = d, n = 4);
+  (void)e.node_handle<"sacle">();
+}

@@ -1,3 +1,0 @@
-// Compiles alone: the header includes what it uses.
-#include "cudag/dsl/graph.hpp"
-#include "cudag/dsl/graph.hpp"  // and twice

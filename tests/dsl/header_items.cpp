@@ -1,3 +1,0 @@
-// Compiles alone: the header includes what it uses.
-#include "cudag/dsl/items.hpp"
-#include "cudag/dsl/items.hpp"  // and twice

@@ -1,3 +1,0 @@
-// Compiles alone: the header includes what it uses.
-#include "cudag/dsl/kernel_node.hpp"
-#include "cudag/dsl/kernel_node.hpp"  // and twice
