@@ -20,7 +20,10 @@ class device_scalar {
     void* p = nullptr;
     CUDAG_CUDA(cudaMalloc(&p, sizeof(T)));
     memory_.reset(p);
-    CUDAG_CUDA(cudaMemcpy(p, &initial, sizeof(T), cudaMemcpyHostToDevice));
+    // cudaMemcpy from pageable memory may return before its DMA lands, and
+    // work on a non-blocking stream is not ordered after it: wait for it here.
+    CUDAG_CUDA(cudaMemcpyAsync(p, &initial, sizeof(T), cudaMemcpyHostToDevice, cudaStreamLegacy));
+    CUDAG_CUDA(cudaStreamSynchronize(cudaStreamLegacy));
   }
 
   /// The device address: pass it to kernels or bind it to a T* parameter.
