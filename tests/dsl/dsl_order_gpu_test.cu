@@ -216,8 +216,9 @@ TEST(DslOrder, OrderSurvivesWholeGraphAndPerNodeRebinds) {
                         spin = static_cast<const long long*>(first.spin.data()));
   ASSERT_NO_FATAL_FAILURE(replay_and_check(ex, first, 10, rng, s.get()));
 
-  // Each parameter is read by all 32 nodes (at least 16, more than 80%):
-  // one whole-graph update of the template graph.
+  // Each parameter is read by all 32 nodes: one whole-graph update of the
+  // template graph, forced (the automatic rule keeps exec setters).
+  ex.set_rebind_policy(cudag::rebind_policy::whole_graph_update);
   ASSERT_NO_FATAL_FAILURE(order_test::poison(first));
   EXPECT_EQ(ex.rebind(ticket = second.ticket.data(), started = second.begin.data(),
                       finished = second.end.data(),

@@ -237,8 +237,9 @@ TEST(EngineRandomDag, OrderSurvivesRebindsAndUpdates) {
   auto e = cudag::instantiate(spec, binds1);
   ASSERT_NO_FATAL_FAILURE(replay_and_check(e, first, d, 20, rng, s.get()));
 
-  // Every node reads all four parameters: the automatic rule takes one
-  // whole-graph update (cudaGraphExecUpdate of the template graph).
+  // Every node reads all four parameters: one whole-graph update
+  // (cudaGraphExecUpdate of the template graph), forced.
+  e.set_rebind_policy(cudag::rebind_policy::whole_graph_update);
   ASSERT_NO_FATAL_FAILURE(order_test::poison(first));
   EXPECT_EQ(e.rebind(binds2), cudag::rebind_path::whole_graph_update);
   ASSERT_NO_FATAL_FAILURE(replay_and_check(e, second, d, 20, rng, s.get()));

@@ -187,6 +187,9 @@ TEST(Rebind, ParameterReadByManyNodesTakesOneWholeGraphUpdate) {
   }
   const cudag::binding binds[] = {cudag::bind("x", a.data())};
   auto e = cudag::instantiate(b.build(), binds);
+  // Every node reads x. The automatic rule keeps exec setters (faster on
+  // launched graphs, docs/benchmarks.md): the whole-graph path is forced.
+  e.set_rebind_policy(cudag::rebind_policy::whole_graph_update);
   EXPECT_EQ(e.rebind("x", c.data()), cudag::rebind_path::whole_graph_update);
   auto s = cudag::make_stream();
   e.launch(s.get());
