@@ -218,7 +218,9 @@ void expect_same_params(const cudag::node& a, const cudag::node& b, const std::s
         } else if constexpr (std::is_same_v<P, cudag::host_node> ||
                              std::is_same_v<P, cudag::captured_node>) {
           EXPECT_EQ(pa.args, pb.args) << where;  // callables: compared by effect on the GPU
-          if constexpr (std::is_same_v<P, cudag::captured_node>) EXPECT_EQ(pa.what, pb.what) << where;
+          if constexpr (std::is_same_v<P, cudag::captured_node>) {
+            EXPECT_EQ(pa.what, pb.what) << where;
+          }
         } else if constexpr (std::is_same_v<P, cudag::child_node>) {
           ASSERT_TRUE(pa.graph && pb.graph) << where;
           expect_same_spec(*pa.graph, *pb.graph, where + "/child");

@@ -80,8 +80,9 @@ TEST(EngineFaultInjection, EveryFailingCallIsReportedAndNothingLeaks) {
         } catch (const cudag::error& err) {
           failed_call = err.call();
           EXPECT_EQ(err.code(), cudaErrorMemoryAllocation) << err.what();
-          if (failed_call != "cudaGraphExecUpdate")  // a whole-graph failure names no node
+          if (failed_call != "cudaGraphExecUpdate") {  // a whole-graph failure names no node
             EXPECT_FALSE(err.node().empty()) << "call " << k << ": " << err.what();
+          }
         }
         if (failed_call.empty()) {
           try {
