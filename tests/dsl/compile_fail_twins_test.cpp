@@ -47,7 +47,8 @@ constexpr auto twin_conditions = graph(kernel<"arm", cf::set_flag>(1, 1, conditi
                                        while_loop<"loop">(condition<"more", 1>, body),
                                        child<"inner">(nested_loop), chain<"arm", "loop", "inner">);
 // buffer_before_alloc / buffer_after_free / buffer_freed_twice /
-// free_never_allocated: users inside the window, one alloc and one free.
+// free_never_allocated, buffer_never_allocated: users inside the window, one
+// alloc and one free.
 constexpr auto tmp = buffer<"tmp", float>;
 constexpr auto twin_buffer = graph(mem_alloc<"alloc_tmp">(tmp, 256),
                                    kernel<"use_tmp", cf::scale>(1, 256, tmp, 2.0f, 256),

@@ -134,6 +134,12 @@ TEST(RuleTwins, FreeNeverAllocated) {
   expect_refused_naming(f.b.build(), {"release"});
 }
 
+TEST(RuleTwins, BufferNeverAllocated) {
+  fixture f;
+  f.b.kernel("use", &scale, cudag::launch(1, 32), cudag::buffer_handle<float>{"tmp", 0}, 1.0f, f.n);
+  expect_refused_naming(f.b.build(), {"use"});
+}
+
 TEST(RuleTwins, SwitchWithoutCases) {
   fixture f;
   auto which = f.b.condition("which");

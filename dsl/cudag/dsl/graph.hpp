@@ -72,6 +72,8 @@ template <fixed_string NodeAndBuffer>
 struct buffer_freed_but_never_allocated;
 template <fixed_string ConditionAndReader>
 struct condition_tested_by_no_conditional_node;
+template <fixed_string NodeAndBuffer>
+struct buffer_used_but_never_allocated;
 
 template <class... Items>
 struct graph_t {
@@ -109,7 +111,8 @@ consteval bool report_shape_problem() {
 }
 
 /// The problems only a top-level graph can judge: a free of a buffer no node
-/// allocates, a condition no conditional node tests (CUDA refuses to
+/// allocates, a read of a buffer no node allocates (it would read a null
+/// pointer), a condition no conditional node tests (CUDA refuses to
 /// instantiate with an unused conditional handle). Checked where a graph is
 /// lowered or written as a spec, so the same rules hold as check()'s.
 template <class G>
@@ -118,6 +121,9 @@ consteval bool top_level_shape_fits() {
   if constexpr (s.orphan_free.size != 0)
     return sizeof(buffer_freed_but_never_allocated<to_fixed<s.orphan_free.size>(
                       s.orphan_free.view())>) == 0;
+  else if constexpr (s.unallocated_use.size != 0)
+    return sizeof(buffer_used_but_never_allocated<to_fixed<s.unallocated_use.size>(
+                      s.unallocated_use.view())>) == 0;
   else if constexpr (s.untested_condition.size != 0)
     return sizeof(condition_tested_by_no_conditional_node<to_fixed<s.untested_condition.size>(
                       s.untested_condition.view())>) == 0;

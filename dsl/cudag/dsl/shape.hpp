@@ -4,17 +4,16 @@
 // the path, buffer lifetimes, and the tables of parameters, buffers and
 // conditions.
 //
-// They are constexpr functions over spans, so that one code runs in two
-// places: the compiler runs it over a graph_shape's std::arrays
-// (analyze_shape: one constexpr value per graph, whose first problem
-// graph.hpp turns into a compile error), and a program runs it over vectors
-// (shape_rules.hpp: check_shape, the DSL's verdict on a graph described at
-// run time, which tests hold to check()'s).
+// They are constexpr functions over slices (a pointer and a length, see
+// slice below), so that one code runs in two places: the compiler runs it
+// over a graph_shape's std::arrays (analyze_shape: one constexpr value per
+// graph, whose first problem graph.hpp turns into a compile error), and a
+// program runs it over vectors (shape_rules.hpp: check_shape, the DSL's
+// verdict on a graph described at run time, which tests hold to check()'s).
 #include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <span>
 #include <string_view>
 #include <utility>
 
@@ -75,10 +74,48 @@ inline constexpr std::uint32_t no_index = 0xffffffffu;
   return it != end && it->hash == hash ? it->index : no_index;
 }
 
+// ---------------------------------------------------------------- slices --
+/// What the rules read and write through: a pointer and a length, over a
+/// graph_shape's std::arrays at compile time and over vectors at run time
+/// (a std::span converts: slice<T>(s.data(), s.size())).
+///
+/// Not std::span: nvcc's front end (EDG, CUDA 13.0) spends about 50 million
+/// instructions per element type on std::span's constrained constructors
+/// and the iterator concepts behind them (measured: ten element types cost a
+/// 128-node declaration 8% more front-end time); the rules use ten types.
+/// A slice's members are plain.
+template <class T>
+struct slice {
+  T* first = nullptr;
+  std::size_t count = 0;
+
+  constexpr slice() noexcept = default;
+  constexpr slice(T* data, std::size_t size) noexcept : first(data), count(size) {}
+  /// A read-only slice of a writable one.
+  template <class U>
+  constexpr slice(slice<U> other) noexcept : first(other.first), count(other.count) {}
+
+  [[nodiscard]] constexpr T* data() const noexcept { return first; }
+  [[nodiscard]] constexpr std::size_t size() const noexcept { return count; }
+  [[nodiscard]] constexpr T& operator[](std::size_t i) const noexcept { return first[i]; }
+  [[nodiscard]] constexpr T* begin() const noexcept { return first; }
+  [[nodiscard]] constexpr T* end() const noexcept { return first + count; }
+};
+
+/// A whole array as a slice.
+template <class T, std::size_t K>
+[[nodiscard]] constexpr slice<T> whole(std::array<T, K>& a) noexcept {
+  return {a.data(), K};
+}
+template <class T, std::size_t K>
+[[nodiscard]] constexpr slice<const T> whole(const std::array<T, K>& a) noexcept {
+  return {a.data(), K};
+}
+
 // ----------------------------------------------------------------- sizes --
 /// Counts of nodes, edges, references and condition tests (first pass: sizes
 /// the scratch of the second, which counts distinct names).
-[[nodiscard]] constexpr shape_sizes count_items(std::span<const item_info> items) noexcept {
+[[nodiscard]] constexpr shape_sizes count_items(slice<const item_info> items) noexcept {
   const item_info* const item = items.data();
   shape_sizes s;
   for (std::size_t i = 0; i < items.size(); ++i) {
@@ -92,9 +129,9 @@ inline constexpr std::uint32_t no_index = 0xffffffffu;
 
 /// Distinct names among the references of one kind. `sorted_refs` and
 /// `ref_names`: scratch with room for every reference.
-[[nodiscard]] constexpr std::size_t count_distinct(std::span<const item_info> items, ref_kind kind,
-                                                   std::span<hashed_index> sorted_refs,
-                                                   std::span<std::string_view> ref_names) noexcept {
+[[nodiscard]] constexpr std::size_t count_distinct(slice<const item_info> items, ref_kind kind,
+                                                   slice<hashed_index> sorted_refs,
+                                                   slice<std::string_view> ref_names) noexcept {
   const item_info* const item = items.data();
   hashed_index* const sorted = sorted_refs.data();
   std::string_view* const names = ref_names.data();
@@ -125,7 +162,7 @@ inline constexpr std::uint32_t no_index = 0xffffffffu;
 
 template <std::size_t A>
 [[nodiscard]] consteval shape_sizes measure_items(const std::array<item_info, A>& items) {
-  return count_items(items);
+  return count_items(whole(items));
 }
 
 template <std::size_t R, std::size_t A>
@@ -133,7 +170,7 @@ template <std::size_t R, std::size_t A>
                                                    ref_kind kind) {
   std::array<hashed_index, R> sorted{};
   std::array<std::string_view, R> names{};
-  return count_distinct(items, kind, sorted, names);
+  return count_distinct(whole(items), kind, whole(sorted), whole(names));
 }
 
 template <shape_sizes S, std::size_t A>
@@ -146,32 +183,32 @@ template <shape_sizes S, std::size_t A>
 }
 
 // ------------------------------------------------------------ the shape --
-/// Where the rules write a graph's shape: spans over a graph_shape's arrays
+/// Where the rules write a graph's shape: slices of a graph_shape's arrays
 /// (compile time) or over vectors (run time), each as long as shape_sizes
 /// says (dep_begin: nodes + 1), and its single values.
 struct shape_view {
   // nodes
-  std::span<std::string_view> names;
-  std::span<std::uint32_t> position;
-  std::span<node_kind> kinds;
-  std::span<std::uint64_t> owned_condition;
-  std::span<hashed_index> node_lookup;
+  slice<std::string_view> names;
+  slice<std::uint32_t> position;
+  slice<node_kind> kinds;
+  slice<std::uint64_t> owned_condition;
+  slice<hashed_index> node_lookup;
   // dependencies and order
-  std::span<std::uint32_t> dep_begin;
-  std::span<std::uint32_t> deps;
+  slice<std::uint32_t> dep_begin;
+  slice<std::uint32_t> deps;
   std::size_t& max_deps;
-  std::span<std::uint32_t> order;
+  slice<std::uint32_t> order;
   // named values
-  std::span<ref_info> all_refs;
-  std::span<ref_info> params;
-  std::span<std::size_t> param_offsets;
+  slice<ref_info> all_refs;
+  slice<ref_info> params;
+  slice<std::size_t> param_offsets;
   std::size_t& param_bytes;
-  std::span<hashed_index> param_lookup;
-  std::span<ref_info> buffers;
-  std::span<hashed_index> buffer_lookup;
-  std::span<ref_info> conditions;
-  std::span<hashed_index> condition_lookup;
-  std::span<condition_test> condition_tests;
+  slice<hashed_index> param_lookup;
+  slice<ref_info> buffers;
+  slice<hashed_index> buffer_lookup;
+  slice<ref_info> conditions;
+  slice<hashed_index> condition_lookup;
+  slice<condition_test> condition_tests;
   // conditional bodies
   message_buffer& forbidden_path;
   node_kind& forbidden_kind;
@@ -187,12 +224,12 @@ struct shape_view {
 /// Working memory of the rules, zeroed: one entry per edge, per node (+ 1
 /// where marked), per condition test.
 struct shape_scratch {
-  std::span<std::uint32_t> from, to, grouped, succ;             // edges
-  std::span<std::uint32_t> count, fill, succ_begin, succ_fill;  // nodes + 1
-  std::span<std::uint32_t> walk;                                // nodes + 1
-  std::span<std::uint32_t> indegree, ready, step_of;            // nodes
-  std::span<bool> after_alloc, before_free;                     // nodes
-  std::span<hashed_index> by_condition;                         // condition tests
+  slice<std::uint32_t> from, to, grouped, succ;             // edges
+  slice<std::uint32_t> count, fill, succ_begin, succ_fill;  // nodes + 1
+  slice<std::uint32_t> walk;                                // nodes + 1
+  slice<std::uint32_t> indegree, ready, step_of;            // nodes
+  slice<bool> after_alloc, before_free;                     // nodes
+  slice<hashed_index> by_condition;                         // condition tests
 };
 
 template <std::size_t N, std::size_t E, std::size_t T>
@@ -204,8 +241,10 @@ struct shape_scratch_arrays {
   std::array<hashed_index, T> by_condition{};
 
   [[nodiscard]] constexpr shape_scratch spans() noexcept {
-    return {from, to,       grouped, succ,    count,       fill,        succ_begin,  succ_fill,
-            walk, indegree, ready,   step_of, after_alloc, before_free, by_condition};
+    return {whole(from),        whole(to),          whole(grouped),     whole(succ),
+            whole(count),       whole(fill),        whole(succ_begin),  whole(succ_fill),
+            whole(walk),        whole(indegree),    whole(ready),       whole(step_of),
+            whole(after_alloc), whole(before_free), whole(by_condition)};
   }
 };
 
@@ -266,25 +305,25 @@ struct graph_shape {
 
   /// The arrays as the rules write them.
   [[nodiscard]] constexpr shape_view view() noexcept {
-    return {names,
-            position,
-            kinds,
-            owned_condition,
-            node_lookup,
-            dep_begin,
-            deps,
+    return {whole(names),
+            whole(position),
+            whole(kinds),
+            whole(owned_condition),
+            whole(node_lookup),
+            whole(dep_begin),
+            whole(deps),
             max_deps,
-            order,
-            all_refs,
-            params,
-            param_offsets,
+            whole(order),
+            whole(all_refs),
+            whole(params),
+            whole(param_offsets),
             param_bytes,
-            param_lookup,
-            buffers,
-            buffer_lookup,
-            conditions,
-            condition_lookup,
-            condition_tests,
+            whole(param_lookup),
+            whole(buffers),
+            whole(buffer_lookup),
+            whole(conditions),
+            whole(condition_lookup),
+            whole(condition_tests),
             forbidden_path,
             forbidden_kind,
             problem,
@@ -300,15 +339,14 @@ struct graph_shape {
 // Each takes the items (declaration order) and the view; those that can find
 // a problem record it and return true. shape_rules() runs them in order.
 //
-// Inside, spans are read through their data() pointers: a constant
-// evaluation counts every call, and a span's operator[] and iterators are
-// calls (a bounds assertion, then the access) where a pointer's are not;
-// this keeps the compile-time cost of the rules what it was over arrays.
+// Inside, slices are read through their data() pointers: a constant
+// evaluation counts every call, and operator[] is a call where a pointer's
+// subscript is not; this keeps the compile-time cost of the rules what it
+// was over arrays.
 
 /// Unique references of one kind, in first-use order, and their sorted lookup.
-constexpr void unique_refs(std::span<const ref_info> all_refs, ref_kind kind,
-                           std::span<ref_info> out_refs,
-                           std::span<hashed_index> lookup_refs) noexcept {
+constexpr void unique_refs(slice<const ref_info> all_refs, ref_kind kind, slice<ref_info> out_refs,
+                           slice<hashed_index> lookup_refs) noexcept {
   const ref_info* const all = all_refs.data();
   ref_info* const out = out_refs.data();
   hashed_index* const lookup = lookup_refs.data();
@@ -336,7 +374,7 @@ constexpr void unique_refs(std::span<const ref_info> all_refs, ref_kind kind,
 
 /// Nodes, references and condition tests gathered from the items; the first
 /// node with an empty name.
-constexpr bool index_nodes(std::span<const item_info> items, const shape_view& g) noexcept {
+constexpr bool index_nodes(slice<const item_info> items, const shape_view& g) noexcept {
   const item_info* const item = items.data();
   ref_info* const all_refs = g.all_refs.data();
   condition_test* const tests = g.condition_tests.data();
@@ -420,7 +458,7 @@ constexpr bool check_condition_tests(const shape_view& g, const shape_scratch& s
 
 /// Each edge's ends as node indices (s.from, s.to); the first edge naming an
 /// unknown node.
-constexpr bool resolve_edges(std::span<const item_info> items, const shape_view& g,
+constexpr bool resolve_edges(slice<const item_info> items, const shape_view& g,
                              const shape_scratch& s) noexcept {
   const item_info* const item = items.data();
   const std::string_view* const names = g.names.data();
@@ -562,7 +600,7 @@ constexpr void describe_cycle(const shape_view& g, const shape_scratch& s) noexc
 
 /// Frees: once per buffer. The first free of a buffer no node here allocates
 /// is recorded for the top level (orphan_free), not refused here.
-constexpr bool check_frees(std::span<const item_info> items, const shape_view& g) noexcept {
+constexpr bool check_frees(slice<const item_info> items, const shape_view& g) noexcept {
   const std::size_t N = g.names.size();
   const item_info* const item = items.data();
   const std::uint32_t* const position = g.position.data();
@@ -589,8 +627,7 @@ constexpr bool check_frees(std::span<const item_info> items, const shape_view& g
 
 /// The first condition (in first-use order) that no conditional node here
 /// tests, with its first reader, recorded for the top level.
-constexpr void find_untested_condition(std::span<const item_info> items,
-                                       const shape_view& g) noexcept {
+constexpr void find_untested_condition(slice<const item_info> items, const shape_view& g) noexcept {
   const std::size_t N = g.names.size();
   const item_info* const item = items.data();
   const condition_test* const tests = g.condition_tests.data();
@@ -615,8 +652,7 @@ constexpr void find_untested_condition(std::span<const item_info> items,
 /// here allocates, with its first reader other than a free (frees are
 /// orphan_free's), recorded for the top level. A buffer a child node reads
 /// is left out: its graph may allocate it, which its item does not say.
-constexpr void find_unallocated_use(std::span<const item_info> items,
-                                    const shape_view& g) noexcept {
+constexpr void find_unallocated_use(slice<const item_info> items, const shape_view& g) noexcept {
   const std::size_t N = g.names.size();
   const item_info* const item = items.data();
   const std::uint32_t* const position = g.position.data();
@@ -646,7 +682,7 @@ constexpr void find_unallocated_use(std::span<const item_info> items,
 /// Per alloc node, in declaration order: no second alloc of its buffer, and
 /// every node reading the buffer (its free included) ordered after the alloc
 /// and before the free.
-constexpr bool check_lifetimes(std::span<const item_info> items, const shape_view& g,
+constexpr bool check_lifetimes(slice<const item_info> items, const shape_view& g,
                                const shape_scratch& s) noexcept {
   const std::size_t N = g.names.size();
   const item_info* const item = items.data();
@@ -712,7 +748,7 @@ constexpr bool check_lifetimes(std::span<const item_info> items, const shape_vie
 /// problems only a top-level graph can judge (g.orphan_free,
 /// g.untested_condition, g.unallocated_use). The view and the scratch must be zeroed and sized
 /// as shape_sizes says.
-constexpr void shape_rules(std::span<const item_info> items, const shape_view& g,
+constexpr void shape_rules(slice<const item_info> items, const shape_view& g,
                            const shape_scratch& s) noexcept {
   const std::size_t N = g.names.size();
   // ------------------------------------------------ nodes and named values --
@@ -747,7 +783,7 @@ template <shape_sizes S, std::size_t A>
 [[nodiscard]] consteval auto analyze_shape(const std::array<item_info, A>& items) {
   graph_shape<S.nodes, S.edges, S.refs, S.params, S.buffers, S.conditions, S.condition_tests> g{};
   shape_scratch_arrays<S.nodes, S.edges, S.condition_tests> scratch{};
-  shape_rules(items, g.view(), scratch.spans());
+  shape_rules(whole(items), g.view(), scratch.spans());
   return g;
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 // The DSL's shape rules at run time. shape.hpp's rules are constexpr
-// functions over spans: the compiler runs them over a graph's std::arrays
+// functions over slices: the compiler runs them over a graph's std::arrays
 // (G::shape), and check_shape() runs the same functions over vectors, for a
 // graph described as plain data. Its verdict is the compile error the DSL
 // would give for that graph: the error type's name and its text (the
@@ -158,25 +158,25 @@ struct runtime_shape {
         condition_tests(s.condition_tests) {}
 
   [[nodiscard]] shape_view view() noexcept {
-    return {names,
-            position,
-            kinds,
-            owned_condition,
-            node_lookup,
-            dep_begin,
-            deps,
+    return {all(names),
+            all(position),
+            all(kinds),
+            all(owned_condition),
+            all(node_lookup),
+            all(dep_begin),
+            all(deps),
             max_deps,
-            order,
-            all_refs,
-            params,
-            param_offsets,
+            all(order),
+            all(all_refs),
+            all(params),
+            all(param_offsets),
             param_bytes,
-            param_lookup,
-            buffers,
-            buffer_lookup,
-            conditions,
-            condition_lookup,
-            condition_tests,
+            all(param_lookup),
+            all(buffers),
+            all(buffer_lookup),
+            all(conditions),
+            all(condition_lookup),
+            all(condition_tests),
             forbidden_path,
             forbidden_kind,
             problem,
@@ -186,54 +186,71 @@ struct runtime_shape {
             untested_condition,
             unallocated_use};
   }
+
+ private:
+  template <class T>
+  static slice<T> all(std::vector<T>& v) noexcept {
+    return {v.data(), v.size()};
+  }
 };
 
 /// The sizes analyze_shape's template arguments carry, for items known at
 /// run time (measure_items, then measure_shape).
 [[nodiscard]] inline shape_sizes measure_items_at_run_time(std::span<const item_info> items) {
-  shape_sizes s = count_items(items);
+  const slice<const item_info> in{items.data(), items.size()};
+  shape_sizes s = count_items(in);
   std::vector<hashed_index> sorted(s.refs);
   std::vector<std::string_view> names(s.refs);
-  s.params = count_distinct(items, ref_kind::param, sorted, names);
-  s.buffers = count_distinct(items, ref_kind::buffer, sorted, names);
-  s.conditions = count_distinct(items, ref_kind::condition, sorted, names);
+  const slice<hashed_index> sorted_refs{sorted.data(), s.refs};
+  const slice<std::string_view> ref_names{names.data(), s.refs};
+  s.params = count_distinct(in, ref_kind::param, sorted_refs, ref_names);
+  s.buffers = count_distinct(in, ref_kind::buffer, sorted_refs, ref_names);
+  s.conditions = count_distinct(in, ref_kind::condition, sorted_refs, ref_names);
   return s;
 }
 
-/// analyze_shape at run time: the same rules over vectors.
+/// analyze_shape at run time: the same rules over vectors. The shape views
+/// the items' names: they must outlive it.
 [[nodiscard]] inline runtime_shape analyze_shape_at_run_time(std::span<const item_info> items) {
   const shape_sizes s = measure_items_at_run_time(items);
-  runtime_shape shape(s);
-  std::vector<std::uint32_t> per_edge(4 * s.edges), per_node(5 * (s.nodes + 1) + 3 * s.nodes);
-  const std::unique_ptr<bool[]> marks(new bool[2 * s.nodes + 1]());
-  std::vector<hashed_index> by_condition(s.condition_tests);
-  const std::span<std::uint32_t> e(per_edge), n(per_node);
   const std::size_t N = s.nodes, E = s.edges;
-  const shape_scratch scratch{e.subspan(0, E),
-                              e.subspan(E, E),
-                              e.subspan(2 * E, E),
-                              e.subspan(3 * E, E),
-                              n.subspan(0, N + 1),
-                              n.subspan(N + 1, N + 1),
-                              n.subspan(2 * (N + 1), N + 1),
-                              n.subspan(3 * (N + 1), N + 1),
-                              n.subspan(4 * (N + 1), N + 1),
-                              n.subspan(5 * (N + 1), N),
-                              n.subspan(5 * (N + 1) + N, N),
-                              n.subspan(5 * (N + 1) + 2 * N, N),
-                              std::span<bool>(marks.get(), N),
-                              std::span<bool>(marks.get() + N, N),
-                              by_condition};
-  shape_rules(items, shape.view(), scratch);
+  runtime_shape shape(s);
+  // Zeroed scratch: four arrays per edge, five of nodes + 1 and three of
+  // nodes, two of flags, one per condition test.
+  std::vector<std::uint32_t> per_edge(4 * E), per_node(5 * (N + 1) + 3 * N);
+  const std::unique_ptr<bool[]> flags(new bool[2 * N + 1]());
+  std::vector<hashed_index> by_condition(s.condition_tests);
+  std::uint32_t* e = per_edge.data();
+  std::uint32_t* n = per_node.data();
+  const auto take = [](std::uint32_t*& at, std::size_t size) {
+    const slice<std::uint32_t> out{at, size};
+    at += size;
+    return out;
+  };
+  shape_scratch scratch;
+  scratch.from = take(e, E);
+  scratch.to = take(e, E);
+  scratch.grouped = take(e, E);
+  scratch.succ = take(e, E);
+  scratch.count = take(n, N + 1);
+  scratch.fill = take(n, N + 1);
+  scratch.succ_begin = take(n, N + 1);
+  scratch.succ_fill = take(n, N + 1);
+  scratch.walk = take(n, N + 1);
+  scratch.indegree = take(n, N);
+  scratch.ready = take(n, N);
+  scratch.step_of = take(n, N);
+  scratch.after_alloc = {flags.get(), N};
+  scratch.before_free = {flags.get() + N, N};
+  scratch.by_condition = {by_condition.data(), by_condition.size()};
+  shape_rules({items.data(), items.size()}, shape.view(), scratch);
   return shape;
 }
 
 /// Whether graph.hpp's top_level_shape_fits reports shape.unallocated_use (a
 /// buffer read by a node while no node allocates it) as
-/// buffer_used_but_never_allocated<"node step uses buffer tmp">. Not yet:
-/// such a graph compiles and lowers the read as a null pointer, where
-/// check() refuses it. Set with that change to graph.hpp.
-inline constexpr bool reports_unallocated_use = false;
+/// buffer_used_but_never_allocated<"node step uses buffer tmp">: it does.
+inline constexpr bool reports_unallocated_use = true;
 
 /// The first problem of a shape as graph.hpp reports it: the declaration's
 /// problem (graph()); then, for a top-level graph, a free of a buffer no node
