@@ -100,6 +100,7 @@ class recorder {
   std::map<const void*, std::pair<std::string, std::vector<std::size_t>>> kernels_;
   std::map<const void*, std::string> pointer_names_;
   std::map<std::pair<std::uintptr_t, std::uintptr_t>, bool> enabled_;
+  std::vector<cudaGraph_t> body_graphs_;  ///< the last conditional node's bodies
   std::size_t counters_[5] = {};  ///< labels per handle kind
   std::size_t allocations_ = 0;
   std::size_t condition_handles_ = 0;

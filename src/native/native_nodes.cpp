@@ -358,8 +358,7 @@ void begin_capture(cudaStream_t stream, cudaStreamCaptureMode mode, std::string_
 unique_graph end_capture(cudaStream_t stream, std::string_view name) {
   cudaGraph_t graph = nullptr;
   const cudaError_t code = api().stream_end_capture(stream, &graph);
-  unique_graph owned(graph);
-  if (code != cudaSuccess) owned.reset();
+  unique_graph owned(graph);  // a partial graph of a failed capture is destroyed on the throw
   check(code, "cudaStreamEndCapture", name);
   return owned;
 }

@@ -229,14 +229,16 @@ struct recorder::impl {
     const cudaError_t code = add("add_node", o, g, d, n, what);
     if (code != cudaSuccess) return code;
     std::string bodies = " ->";
+    std::vector<cudaGraph_t>& bodies_out = r().body_graphs_;
+    bodies_out.assign(c.size, nullptr);  // CUDA hands out an array it owns; so does the recorder
     for (unsigned k = 0; k < c.size; ++k) {
-      body_graphs_[k] = reinterpret_cast<cudaGraph_t>(
+      bodies_out[k] = reinterpret_cast<cudaGraph_t>(
           r().make_handle(handle_kind::graph, reinterpret_cast<std::uintptr_t>(*o)));
-      r().handles_[reinterpret_cast<std::uintptr_t>(body_graphs_[k])].state =
+      r().handles_[reinterpret_cast<std::uintptr_t>(bodies_out[k])].state =
           handle_state::owned_by_node;
-      bodies += " " + pointer(body_graphs_[k]);
+      bodies += " " + pointer(bodies_out[k]);
     }
-    p->conditional.phGraph_out = body_graphs_;
+    p->conditional.phGraph_out = bodies_out.data();
     r().calls_.back() += bodies;
     return cudaSuccess;
   }
@@ -412,11 +414,8 @@ struct recorder::impl {
   }
   static cudaError_t get_last_error() { return cudaSuccess; }
 
-  static cudaGraph_t body_graphs_[16];
   static const api_table table;
 };
-
-cudaGraph_t recorder::impl::body_graphs_[16] = {};
 
 const api_table recorder::impl::table{
     &impl::graph_create,

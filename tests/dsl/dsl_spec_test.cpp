@@ -45,11 +45,20 @@ static_assert(saxpy.shape.names[saxpy.shape.deps[1]] == "scale");
 // Which nodes read which parameter is known at compile time (rebinding
 // updates exactly these).
 using saxpy_type = std::remove_const_t<decltype(saxpy)>;
-static_assert(readers_of<saxpy_type, name_hash("x")>.size() == 2);
-static_assert(readers_of<saxpy_type, name_hash("x")>[0] == 1 && readers_of<saxpy_type, name_hash("x")>[1] == 2);
-static_assert(readers_of<saxpy_type, name_hash("y")>[0] == 0 && readers_of<saxpy_type, name_hash("y")>[1] == 2);
-static_assert(readers_of<saxpy_type, name_hash("n")>.size() == 2);  // grid and argument
-static_assert(readers_of<saxpy_type, name_hash("absent")>.size() == 0);
+// (Entries by creation rank: saxpy's order is its declaration order.)
+using x_readers = rebind_readers<saxpy_type, name_hash("x")>;
+static_assert(x_readers::entries.size() == 2);
+static_assert(x_readers::entries[0].rank == 1 && x_readers::entries[1].rank == 2);
+using y_readers = rebind_readers<saxpy_type, name_hash("y")>;
+static_assert(y_readers::entries[0].rank == 0 && y_readers::entries[1].rank == 2);
+static_assert(rebind_readers<saxpy_type, name_hash("n")>::entries.size() == 2);  // grid and argument
+static_assert(rebind_readers<saxpy_type, name_hash("absent")>::entries.size() == 0);
+// Two parameters at once: the union, each entry saying which it reads.
+using xy_readers = rebind_readers<saxpy_type, name_hash("x"), name_hash("y")>;
+static_assert(xy_readers::entries.size() == 3);
+static_assert(!xy_readers::entries[0].reads[0] && xy_readers::entries[0].reads[1]);  // clear_y: y
+static_assert(xy_readers::entries[1].reads[0] && !xy_readers::entries[1].reads[1]);  // scale: x
+static_assert(xy_readers::entries[2].reads[0] && xy_readers::entries[2].reads[1]);   // axpy: both
 static_assert(saxpy.shape.param_bytes == 2 * sizeof(float*) + sizeof(int) + 4);  // aligned slots
 
 // Declared backwards: the topological order still puts producers first.

@@ -94,14 +94,6 @@ template <class... A>
   return out;
 }
 
-/// Checks argument I of a kernel node; the failing type names node and position.
-template <fixed_string Node, std::size_t I, class P, class A>
-consteval bool check_kernel_argument() {
-  if constexpr (!dsl_passes_as<P, A>)
-    return sizeof(kernel_argument_does_not_convert<Node, I, std::remove_cvref_t<P>, A>) > 0;
-  return true;
-}
-
 /// Checks an operand of a non-kernel node (memcpy dst, event, ...).
 template <fixed_string Node, fixed_string What, class P, class A>
 consteval bool check_operand() {

@@ -258,23 +258,6 @@ template <class G>
   return false;
 }
 
-/// Top-level nodes of G that read the parameter, directly or in their
-/// bodies, by creation rank (their position in G::shape.order).
-template <class G, std::uint64_t Hash>
-consteval std::size_t reader_count() {
-  std::size_t n = 0;
-  for (std::uint32_t v = 0; v < G::node_count; ++v) n += node_reads<G>(v, Hash);
-  return n;
-}
-template <class G, std::uint64_t Hash>
-inline constexpr auto readers_of = [] {
-  std::array<std::uint32_t, reader_count<G, Hash>()> out{};
-  std::size_t k = 0;
-  for (std::uint32_t rank = 0; rank < G::node_count; ++rank)
-    if (node_reads<G>(G::shape.order[rank], Hash)) out[k++] = G::shape.order[rank];
-  return out;
-}();
-
 /// The nodes a rebind of parameters Hash... may change, by creation rank,
 /// and for each which of the parameters it reads: a rebind recomputes the
 /// nodes reading a parameter whose value changed, in one pass.

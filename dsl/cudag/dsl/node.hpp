@@ -42,9 +42,9 @@ struct node_condition_tests {
       out[0].condition = Body::owned_condition;
       out[0].node_path << Name.view();
     }
-    for (std::size_t k = 0; k < Body::nested_condition_tests.size(); ++k) {
-      const condition_test& inner = Body::nested_condition_tests[k];
-      condition_test& t = out[own + k];
+    std::size_t k = own;  // a range-for: no `k < 0` comparison for bodies without tests
+    for (const condition_test& inner : Body::nested_condition_tests) {
+      condition_test& t = out[k++];
       t.hash = inner.hash;
       t.condition = inner.condition;
       // "[1]/x" (a body of a switch or if-else) attaches to the name: "pick[1]/x".

@@ -102,14 +102,11 @@ struct slice {
   [[nodiscard]] constexpr T* end() const noexcept { return first + count; }
 };
 
-/// A whole array as a slice.
-template <class T, std::size_t K>
-[[nodiscard]] constexpr slice<T> whole(std::array<T, K>& a) noexcept {
-  return {a.data(), K};
-}
-template <class T, std::size_t K>
-[[nodiscard]] constexpr slice<const T> whole(const std::array<T, K>& a) noexcept {
-  return {a.data(), K};
+/// A whole array or vector as a slice.
+template <class Contiguous>
+[[nodiscard]] constexpr auto whole(Contiguous& c) noexcept
+    -> slice<std::remove_pointer_t<decltype(c.data())>> {
+  return {c.data(), c.size()};
 }
 
 // ----------------------------------------------------------------- sizes --
@@ -302,38 +299,41 @@ struct graph_shape {
   [[nodiscard]] constexpr std::uint32_t condition_slot(std::uint64_t hash) const noexcept {
     return find_hashed(condition_lookup.data(), condition_lookup.size(), hash);
   }
-
-  /// The arrays as the rules write them.
-  [[nodiscard]] constexpr shape_view view() noexcept {
-    return {whole(names),
-            whole(position),
-            whole(kinds),
-            whole(owned_condition),
-            whole(node_lookup),
-            whole(dep_begin),
-            whole(deps),
-            max_deps,
-            whole(order),
-            whole(all_refs),
-            whole(params),
-            whole(param_offsets),
-            param_bytes,
-            whole(param_lookup),
-            whole(buffers),
-            whole(buffer_lookup),
-            whole(conditions),
-            whole(condition_lookup),
-            whole(condition_tests),
-            forbidden_path,
-            forbidden_kind,
-            problem,
-            message,
-            orphan_free_buffer,
-            orphan_free,
-            untested_condition,
-            unallocated_use};
-  }
 };
+
+/// A shape's tables as the rules write them: the compiler's graph_shape
+/// (std::arrays) and the run-time shape of shape_rules.hpp (vectors) have
+/// the same fields.
+template <class Shape>
+[[nodiscard]] constexpr shape_view view_of(Shape& s) noexcept {
+  return {whole(s.names),
+          whole(s.position),
+          whole(s.kinds),
+          whole(s.owned_condition),
+          whole(s.node_lookup),
+          whole(s.dep_begin),
+          whole(s.deps),
+          s.max_deps,
+          whole(s.order),
+          whole(s.all_refs),
+          whole(s.params),
+          whole(s.param_offsets),
+          s.param_bytes,
+          whole(s.param_lookup),
+          whole(s.buffers),
+          whole(s.buffer_lookup),
+          whole(s.conditions),
+          whole(s.condition_lookup),
+          whole(s.condition_tests),
+          s.forbidden_path,
+          s.forbidden_kind,
+          s.problem,
+          s.message,
+          s.orphan_free_buffer,
+          s.orphan_free,
+          s.untested_condition,
+          s.unallocated_use};
+}
 
 // ------------------------------------------------------------ the rules --
 // Each takes the items (declaration order) and the view; those that can find
@@ -783,7 +783,7 @@ template <shape_sizes S, std::size_t A>
 [[nodiscard]] consteval auto analyze_shape(const std::array<item_info, A>& items) {
   graph_shape<S.nodes, S.edges, S.refs, S.params, S.buffers, S.conditions, S.condition_tests> g{};
   shape_scratch_arrays<S.nodes, S.edges, S.condition_tests> scratch{};
-  shape_rules(whole(items), g.view(), scratch.spans());
+  shape_rules(whole(items), view_of(g), scratch.spans());
   return g;
 }
 

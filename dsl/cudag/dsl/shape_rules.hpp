@@ -156,42 +156,6 @@ struct runtime_shape {
         conditions(s.conditions),
         condition_lookup(s.conditions),
         condition_tests(s.condition_tests) {}
-
-  [[nodiscard]] shape_view view() noexcept {
-    return {all(names),
-            all(position),
-            all(kinds),
-            all(owned_condition),
-            all(node_lookup),
-            all(dep_begin),
-            all(deps),
-            max_deps,
-            all(order),
-            all(all_refs),
-            all(params),
-            all(param_offsets),
-            param_bytes,
-            all(param_lookup),
-            all(buffers),
-            all(buffer_lookup),
-            all(conditions),
-            all(condition_lookup),
-            all(condition_tests),
-            forbidden_path,
-            forbidden_kind,
-            problem,
-            message,
-            orphan_free_buffer,
-            orphan_free,
-            untested_condition,
-            unallocated_use};
-  }
-
- private:
-  template <class T>
-  static slice<T> all(std::vector<T>& v) noexcept {
-    return {v.data(), v.size()};
-  }
 };
 
 /// The sizes analyze_shape's template arguments carry, for items known at
@@ -243,7 +207,7 @@ struct runtime_shape {
   scratch.after_alloc = {flags.get(), N};
   scratch.before_free = {flags.get() + N, N};
   scratch.by_condition = {by_condition.data(), by_condition.size()};
-  shape_rules({items.data(), items.size()}, shape.view(), scratch);
+  shape_rules({items.data(), items.size()}, view_of(shape), scratch);
   return shape;
 }
 
