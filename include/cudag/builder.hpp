@@ -21,7 +21,6 @@
 #include <string_view>
 #include <tuple>
 #include <type_traits>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -102,12 +101,16 @@ class builder {
   node_ref kernel(std::string name, const kernel_ref<void(P...)>& k, const launch_config& config,
                   A&&... args) {
     static_assert(arguments_match<void(P...), A...>::value);
-    kernel_node n;
+    // Built in place: a builder call makes no copy of the node.
+    pending_node slot(*this, std::move(name));
+    kernel_node& n = slot.emplace<kernel_node>();
     n.function = k.function;
     n.function_name = k.name;
     n.keep_alive = k.keep_alive;
-    n.args = {to_value<P>(std::forward<A>(args))...};
-    return add_kernel(std::move(name), std::move(n), config);
+    n.args.reserve(sizeof...(A));
+    (n.args.push_back(to_value<P>(std::forward<A>(args))), ...);
+    apply_launch(n, config);
+    return slot.commit();
   }
   template <class... P, class... A>
   node_ref kernel(std::string name, void (*function)(P...), const launch_config& config,
@@ -239,14 +242,41 @@ class builder {
     f(*static_cast<const T*>(values[I])...);
   }
 
+  /// A node being added: its name is taken and the node appended at once;
+  /// unless commit() is reached, both are taken back (an argument threw).
+  class pending_node {
+   public:
+    pending_node(builder& owner, std::string&& name);
+    pending_node(const pending_node&) = delete;
+    pending_node& operator=(const pending_node&) = delete;
+    ~pending_node();
+    template <class P>
+    P& emplace() {
+      return owner_.spec_.nodes.back().params.template emplace<P>();
+    }
+    node_ref commit() noexcept;
+
+   private:
+    builder& owner_;
+    bool committed_ = false;
+  };
+
   void declare_param(const std::string& name, const type_tag& type);
   node_ref add(std::string name, node_params params);
-  node_ref add_kernel(std::string name, kernel_node n, const launch_config& config);
+  static void apply_launch(kernel_node& n, const launch_config& config);
+  /// Index of the node named `name`, or npos.
+  [[nodiscard]] std::size_t find_node(std::string_view name) const noexcept;
+  /// Records the last node's name in the index; false if the name is taken.
+  bool index_last_node();
+  void unindex_last_node() noexcept;
   node_ref add_conditional(std::string name, conditional_kind kind, const condition_handle& c,
                            std::vector<graph_spec> bodies);
 
   graph_spec spec_;
-  std::unordered_map<std::string, std::size_t> index_of_;
+  /// Open-addressing table of node indices + 1 (0: empty), hashed by name:
+  /// no allocation per node.
+  std::vector<std::uint32_t> name_slots_;
+  static constexpr std::size_t npos = ~std::size_t{0};
 };
 
 template <class... N>

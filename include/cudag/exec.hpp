@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "cudag/arguments.hpp"
 #include "cudag/bindings.hpp"
 #include "cudag/exec_core.hpp"
 #include "cudag/spec.hpp"
@@ -55,6 +56,19 @@ class exec {
   /// Enables or disables a kernel, memset or memcpy node by name.
   void set_enabled(std::string_view node, bool enabled);
   [[nodiscard]] bool enabled(std::string_view node) const;
+
+  /// The device address of graph-owned buffer `name`: the buffer of a
+  /// mem_alloc node, "stage/buffer" inside child graph 'stage'. Fixed for
+  /// the life of this exec; its contents are there between the allocating
+  /// node and the freeing one (or, without a free node in the graph, after
+  /// the launch until the program frees it). Throws, naming the graph, for
+  /// a name no mem_alloc node produces.
+  [[nodiscard]] void* buffer_address(std::string_view name) const;
+  /// buffer_address() typed as the builder's handle, its offset applied.
+  template <class T>
+  [[nodiscard]] T* buffer(const buffer_handle<T>& b) const {
+    return static_cast<T*>(buffer_address(b.name)) + b.offset;
+  }
 
   /// The CUDA node created for a top-level node of the spec.
   [[nodiscard]] cudaGraphNode_t node_handle(std::string_view node) const;

@@ -20,6 +20,7 @@
 #include <variant>
 #include <vector>
 
+#include "cudag/literal_bytes.hpp"
 #include "cudag/type_tag.hpp"
 
 namespace cudag {
@@ -27,7 +28,7 @@ namespace cudag {
 // ---------------------------------------------------------------- values --
 /// A value known when the spec is written (bytes of the consumer's type).
 struct literal {
-  std::vector<std::byte> bytes;
+  literal_bytes bytes;
   friend bool operator==(const literal&, const literal&) = default;
 };
 /// The value of a named graph parameter, bound at instantiation.
@@ -58,10 +59,7 @@ struct value {
 
 template <class T>
 [[nodiscard]] value make_literal(const T& v) {
-  literal lit;
-  lit.bytes.resize(sizeof(T));
-  std::memcpy(lit.bytes.data(), &v, sizeof(T));
-  return value{type_of<T>(), std::move(lit)};
+  return value{type_of<T>(), literal{literal_bytes(&v, sizeof(T))}};
 }
 
 // ----------------------------------------------------------------- nodes --

@@ -3,9 +3,27 @@
 namespace cudag {
 
 namespace {
+/// Errors that mean this process cannot use a GPU at all: no device, no
+/// driver, a driver too old for the runtime, or only the stub library.
+bool no_usable_device(cudaError_t code) noexcept {
+  switch (code) {
+    case cudaErrorNoDevice:
+    case cudaErrorInsufficientDriver:
+    case cudaErrorStubLibrary:
+    case cudaErrorDevicesUnavailable:
+    case cudaErrorSystemDriverMismatch:
+    case cudaErrorCompatNotSupportedOnDevice:
+    case cudaErrorCallRequiresNewerDriver:
+      return true;
+    default:
+      return false;
+  }
+}
+
 std::string cuda_message(cudaError_t code, const char* call, std::string_view node) {
   std::string message;
   message.reserve(128);
+  if (no_usable_device(code)) message += "no usable CUDA device was found: ";
   message += call;
   message += " failed";
   if (!node.empty()) {

@@ -24,23 +24,102 @@ condition_handle builder::condition(std::string name, unsigned default_value, bo
   return {std::move(name)};
 }
 
-node_ref builder::add(std::string name, node_params params) {
-  if (name.empty()) throw error("graph '" + spec_.name + "': a node needs a name");
-  auto [it, inserted] = index_of_.try_emplace(name, spec_.nodes.size());
-  if (!inserted)
-    throw error("graph '" + spec_.name + "': duplicate node name '" + name + "'", cudaSuccess, {},
-                name);
-  spec_.nodes.push_back(cudag::node{std::move(name), std::move(params), {}});
-  return node_ref(*this, it->second);
+namespace {
+std::size_t hash_name(std::string_view name) noexcept {
+  return std::hash<std::string_view>{}(name);
+}
+}  // namespace
+
+std::size_t builder::find_node(std::string_view name) const noexcept {
+  if (name_slots_.empty()) return npos;
+  const std::size_t mask = name_slots_.size() - 1;
+  for (std::size_t i = hash_name(name) & mask;; i = (i + 1) & mask) {
+    const std::uint32_t slot = name_slots_[i];
+    if (slot == 0) return npos;
+    if (spec_.nodes[slot - 1].name == name) return slot - 1;
+  }
 }
 
-node_ref builder::add_kernel(std::string name, kernel_node n, const launch_config& config) {
+bool builder::index_last_node() {
+  const std::size_t count = spec_.nodes.size();
+  if (count * 2 > name_slots_.size()) {  // load factor at most one half
+    std::vector<std::uint32_t> grown(std::max<std::size_t>(64, name_slots_.size() * 2), 0);
+    const std::size_t mask = grown.size() - 1;
+    for (std::size_t n = 0; n + 1 < count; ++n) {
+      std::size_t i = hash_name(spec_.nodes[n].name) & mask;
+      while (grown[i] != 0) i = (i + 1) & mask;
+      grown[i] = static_cast<std::uint32_t>(n + 1);
+    }
+    name_slots_.swap(grown);
+  }
+  const std::string& name = spec_.nodes.back().name;
+  const std::size_t mask = name_slots_.size() - 1;
+  std::size_t i = hash_name(name) & mask;
+  for (; name_slots_[i] != 0; i = (i + 1) & mask)
+    if (spec_.nodes[name_slots_[i] - 1].name == name) return false;
+  name_slots_[i] = static_cast<std::uint32_t>(count);
+  return true;
+}
+
+void builder::unindex_last_node() noexcept {
+  // Removes the last node's entry; entries after it in its probe run are
+  // placed again so that lookups still find them.
+  const std::uint32_t last = static_cast<std::uint32_t>(spec_.nodes.size());
+  const std::size_t mask = name_slots_.size() - 1;
+  std::size_t i = hash_name(spec_.nodes.back().name) & mask;
+  while (name_slots_[i] != last) i = (i + 1) & mask;
+  name_slots_[i] = 0;
+  for (std::size_t j = (i + 1) & mask; name_slots_[j] != 0; j = (j + 1) & mask) {
+    const std::uint32_t moved = name_slots_[j];
+    name_slots_[j] = 0;
+    std::size_t k = hash_name(spec_.nodes[moved - 1].name) & mask;
+    while (name_slots_[k] != 0) k = (k + 1) & mask;
+    name_slots_[k] = moved;
+  }
+}
+
+builder::pending_node::pending_node(builder& owner, std::string&& name) : owner_(owner) {
+  graph_spec& spec = owner.spec_;
+  if (name.empty()) throw error("graph '" + spec.name + "': a node needs a name");
+  spec.nodes.emplace_back().name = std::move(name);
+  bool indexed = false;
+  try {
+    indexed = owner.index_last_node();
+  } catch (...) {
+    spec.nodes.pop_back();
+    throw;
+  }
+  if (!indexed) {
+    std::string taken = std::move(spec.nodes.back().name);
+    spec.nodes.pop_back();
+    throw error("graph '" + spec.name + "': duplicate node name '" + taken + "'", cudaSuccess, {},
+                taken);
+  }
+}
+
+builder::pending_node::~pending_node() {
+  if (committed_) return;
+  owner_.unindex_last_node();
+  owner_.spec_.nodes.pop_back();
+}
+
+node_ref builder::pending_node::commit() noexcept {
+  committed_ = true;
+  return node_ref(owner_, owner_.spec_.nodes.size() - 1);
+}
+
+node_ref builder::add(std::string name, node_params params) {
+  pending_node slot(*this, std::move(name));
+  spec_.nodes.back().params = std::move(params);
+  return slot.commit();
+}
+
+void builder::apply_launch(kernel_node& n, const launch_config& config) {
   n.grid = config.grid;
   n.block = config.block;
   n.shared_bytes = config.shared_bytes;
   n.grid_from = config.grid_from;
   n.priority = config.priority;
-  return add(std::move(name), std::move(n));
 }
 
 node_ref builder::child(std::string name, graph_spec graph) {
@@ -94,22 +173,22 @@ void builder::edge(const node_ref& from, const node_ref& to) {
 }
 
 void builder::edge(std::string_view from, std::string_view to) {
-  auto f = index_of_.find(std::string(from));
-  auto t = index_of_.find(std::string(to));
-  if (f == index_of_.end() || t == index_of_.end()) {
-    const std::string_view unknown = f == index_of_.end() ? from : to;
+  const std::size_t f = find_node(from);
+  const std::size_t t = find_node(to);
+  if (f == npos || t == npos) {
+    const std::string_view unknown = f == npos ? from : to;
     throw error("graph '" + spec_.name + "': edge " + std::string(from) + " -> " +
                     std::string(to) + " names unknown node '" + std::string(unknown) + "'",
                 cudaSuccess, {}, std::string(unknown));
   }
-  edge(node_ref(*this, f->second), node_ref(*this, t->second));
+  edge(node_ref(*this, f), node_ref(*this, t));
 }
 
 node_ref builder::node(std::string_view name) {
-  auto it = index_of_.find(std::string(name));
-  if (it == index_of_.end())
+  const std::size_t found = find_node(name);
+  if (found == npos)
     throw error("graph '" + spec_.name + "': no node named '" + std::string(name) + "'");
-  return node_ref(*this, it->second);
+  return node_ref(*this, found);
 }
 
 }  // namespace cudag

@@ -20,12 +20,12 @@ void push_node_params(node_state& n, cudaGraphExec_t on_exec, unique_stream& cap
   switch (n.kind) {
     case node_kind::kernel: native::set_kernel(to, n.handle, n.kernel, path); return;
     case node_kind::memcpy:
-      fill_memcpy(n, std::get<memcpy_node>(n.spec_node->params));
-      native::set_memcpy(to, n.handle, n.memcpy, path);
+      native::set_memcpy(to, n.handle,
+                         memcpy_params_of(n, std::get<memcpy_node>(n.spec_node->params)), path);
       return;
     case node_kind::memset:
-      fill_memset(n, std::get<memset_node>(n.spec_node->params));
-      native::set_memset(to, n.handle, n.memset, path);
+      native::set_memset(to, n.handle,
+                         memset_params_of(n, std::get<memset_node>(n.spec_node->params)), path);
       return;
     case node_kind::host: {
       // A fresh snapshot: a launch still pending keeps the old one.
@@ -297,6 +297,23 @@ void exec::set_enabled(std::string_view name, bool on) {
 bool exec::enabled(std::string_view name) const {
   const node_state& n = top_level(*impl_, name);
   return native::enabled(impl_->core.native_exec(), n.handle, n.path);
+}
+
+void* exec::buffer_address(std::string_view name) const {
+  // A node's path is its graph's prefix plus its name; a buffer's is the
+  // same prefix plus the buffer's name.
+  for (const node_state& n : impl_->nodes) {
+    if (n.kind != node_kind::mem_alloc) continue;
+    const std::string& buffer = std::get<mem_alloc_node>(n.spec_node->params).buffer;
+    const std::string_view prefix =
+        std::string_view(n.path).substr(0, n.path.size() - n.spec_node->name.size());
+    if (name.size() == prefix.size() + buffer.size() && name.starts_with(prefix) &&
+        name.substr(prefix.size()) == buffer)
+      return n.allocation;
+  }
+  throw error("graph '" + impl_->spec.name + "' has no graph-owned buffer '" + std::string(name) +
+                  "' (no mem_alloc node produces it)",
+              cudaErrorInvalidValue);
 }
 
 cudaGraphNode_t exec::node_handle(std::string_view name) const {

@@ -82,9 +82,8 @@ struct node_state {
   const std::uint32_t* slot_sizes = nullptr;
   std::uint32_t slot_count = 0;
 
-  cudaKernelNodeParams kernel{};
-  cudaMemcpy3DParms memcpy{};
-  cudaMemsetParams memset{};
+  cudaKernelNodeParams kernel{};  ///< memcpy and memset parameters are made from the slots when sent
+  void* allocation = nullptr;  ///< a mem_alloc node's device address
   std::shared_ptr<native::host_call> host;  ///< current host callable state
   unique_graph captured;  ///< a captured node's latest recording (the exec runs a clone)
 };
@@ -93,8 +92,8 @@ struct node_state {
 // Helpers shared by lowering and rebinding.
 [[nodiscard]] void* pointer_at(const node_state& st, std::size_t slot);
 [[nodiscard]] cudaEvent_t event_at(const node_state& st);
-void fill_memset(node_state& st, const memset_node& p);
-void fill_memcpy(node_state& st, const memcpy_node& p);
+[[nodiscard]] cudaMemsetParams memset_params_of(const node_state& st, const memset_node& p);
+[[nodiscard]] cudaMemcpy3DParms memcpy_params_of(const node_state& st, const memcpy_node& p);
 void apply_grid_rule(node_state& st, const grid_rule& rule, const param_state& count);
 [[nodiscard]] std::shared_ptr<native::host_call> make_host_call(
     const node_state& st, const host_node& p, const std::shared_ptr<host_failure_sink>& failures);

@@ -87,9 +87,7 @@ class lowerer {
           if constexpr (std::is_same_v<S, literal>) {
             put(source.bytes.data(), source.bytes.size());
           } else if constexpr (std::is_same_v<S, param_ref>) {
-            auto it = param_index_.find(source.name);
-            if (it == param_index_.end()) missing("parameter", source.name, path);
-            param_state& p = params_[it->second];
+            param_state& p = param_named(source.name, path);
             p.uses.push_back({node, argument});
             put(p.bytes.data(), p.bytes.size());
           } else if constexpr (std::is_same_v<S, buffer_ref>) {
@@ -132,7 +130,7 @@ class lowerer {
             st.kernel.kernelParams = st.slot_count ? st.slots : nullptr;
             st.kernel.extra = nullptr;
             if (p.grid_from) {
-              param_state& count = params_[param_index_.find(p.grid_from->param)->second];
+              param_state& count = param_named(p.grid_from->param, path);
               count.uses.push_back({index, grid_slot});
               apply_grid_rule(st, *p.grid_from, count);
             }
@@ -143,15 +141,11 @@ class lowerer {
           } else if constexpr (std::is_same_v<P, memcpy_node>) {
             const value operands[] = {p.dst, p.src};
             resolve_all(index, operands, s);
-            node_state& st = nodes_[index];
-            fill_memcpy(st, p);
-            return native::add_memcpy(target, deps, st.memcpy, path);
+            return native::add_memcpy(target, deps, memcpy_params_of(nodes_[index], p), path);
           } else if constexpr (std::is_same_v<P, memset_node>) {
             const value operands[] = {p.dst, p.fill};
             resolve_all(index, operands, s);
-            node_state& st = nodes_[index];
-            fill_memset(st, p);
-            return native::add_memset(target, deps, st.memset, path);
+            return native::add_memset(target, deps, memset_params_of(nodes_[index], p), path);
           } else if constexpr (std::is_same_v<P, host_node>) {
             resolve_all(index, p.args, s);
             node_state& st = nodes_[index];
@@ -188,6 +182,7 @@ class lowerer {
           } else if constexpr (std::is_same_v<P, mem_alloc_node>) {
             native::allocation a = native::add_mem_alloc(target, deps, p.bytes, p.device, path);
             s.buffers[p.buffer] = a.pointer;
+            nodes_[index].allocation = a.pointer;
             return a.node;
           } else if constexpr (std::is_same_v<P, mem_free_node>) {
             const void* const* pointer = s.find_buffer(p.buffer);
@@ -207,6 +202,18 @@ class lowerer {
           }
         },
         n.params);
+  }
+
+  /// A graph has few parameters and each is read by many nodes: comparing
+  /// names beats hashing them, up to a handful of parameters.
+  param_state& param_named(const std::string& name, const std::string& node_path) {
+    if (params_.size() <= 8) {
+      for (param_state& p : params_)
+        if (p.name == name) return p;
+    } else if (auto it = param_index_.find(name); it != param_index_.end()) {
+      return params_[it->second];
+    }
+    missing("parameter", name, node_path);
   }
 
   cudaStream_t capture_stream() {
@@ -281,15 +288,15 @@ cudaEvent_t event_at(const node_state& st) {
   return e;
 }
 
-void fill_memset(node_state& st, const memset_node& p) {
+cudaMemsetParams memset_params_of(const node_state& st, const memset_node& p) {
   unsigned fill = 0;  // the low element_size bytes of the fill value
   std::memcpy(&fill, st.slots[1], std::min<std::size_t>(sizeof(fill), st.slot_sizes[1]));
-  st.memset = native::memset_params(pointer_at(st, 0), fill, p.element_size, p.width, p.height,
-                                    p.pitch_bytes);
+  return native::memset_params(pointer_at(st, 0), fill, p.element_size, p.width, p.height,
+                               p.pitch_bytes);
 }
 
-void fill_memcpy(node_state& st, const memcpy_node& p) {
-  st.memcpy = native::memcpy_1d_params(pointer_at(st, 0), pointer_at(st, 1), p.bytes, p.kind);
+cudaMemcpy3DParms memcpy_params_of(const node_state& st, const memcpy_node& p) {
+  return native::memcpy_1d_params(pointer_at(st, 0), pointer_at(st, 1), p.bytes, p.kind);
 }
 
 void apply_grid_rule(node_state& st, const grid_rule& rule, const param_state& count) {

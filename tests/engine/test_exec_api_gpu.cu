@@ -279,3 +279,51 @@ TEST(ExecApi, InstantiateOptionsReachTheExecutableGraph) {
     for (int k = 0; k < n; ++k) ASSERT_FLOAT_EQ(h[k], 2.0f + k) << k;
   }
 }
+
+// A graph-owned buffer left allocated after the launch (no free node) is
+// read back through its address on the exec; with auto-free-on-launch the
+// next launch frees and reallocates it at the same address.
+TEST(ExecApi, GraphOwnedBufferIsReadBackByItsAddress) {
+  CUDAG_REQUIRE_GPU();
+  constexpr int n = 256;
+  cudag::unique_stream s = cudag::make_stream();
+  cudag::builder inner("inner");
+  auto [scratch_node, scratch] = inner.alloc<float>("scratch", n);
+  auto iota_inner = inner.kernel("iota", CUDAG_KERNEL(fill_iota), cudag::launch(1, n), scratch, 100.0f, n);
+  inner.edge(scratch_node, iota_inner);
+
+  cudag::builder b("results");
+  auto [alloc, result] = b.alloc<float>("result", n);
+  auto iota = b.kernel("iota", CUDAG_KERNEL(fill_iota), cudag::launch(1, n), result, 1.0f, n);
+  auto twice = b.kernel("twice", CUDAG_KERNEL(scale), cudag::launch(1, n / 2), result + n / 2, 2.0f, n / 2);
+  auto stage = b.child("stage", inner.build());
+  b.chain(alloc, iota, twice, stage);
+  cudag::instantiate_options options;
+  options.auto_free_on_launch = true;
+  auto e = cudag::instantiate(b.build(), {}, options);
+
+  float* address = e.buffer(result);
+  ASSERT_NE(address, nullptr);
+  EXPECT_EQ(e.buffer(result + 8), address + 8);
+  float* nested = static_cast<float*>(e.buffer_address("stage/scratch"));
+  for (int round = 0; round < 2; ++round) {
+    if (round > 0) {  // still allocated from the last launch: poison it (NaN)
+      CUDAG_EXPECT_CUDA(cudaMemset(address, 0xFF, n * sizeof(float)));
+      CUDAG_EXPECT_CUDA(cudaMemset(nested, 0xFF, n * sizeof(float)));
+    }
+    ASSERT_NO_FATAL_FAILURE(launch_and_wait(e, s.get())) << "round " << round;
+    std::vector<float> host(n, poison), inner_host(n, poison);
+    CUDAG_EXPECT_CUDA(cudaMemcpy(host.data(), address, n * sizeof(float), cudaMemcpyDeviceToHost));
+    CUDAG_EXPECT_CUDA(cudaMemcpy(inner_host.data(), nested, n * sizeof(float), cudaMemcpyDeviceToHost));
+    for (int k = 0; k < n; ++k) {
+      const float expected = (1.0f + k) * (k >= n / 2 ? 2.0f : 1.0f);
+      ASSERT_FLOAT_EQ(host[k], expected) << "round " << round << " element " << k;
+      ASSERT_FLOAT_EQ(inner_host[k], 100.0f + k) << "round " << round << " element " << k;
+    }
+    EXPECT_EQ(e.buffer(result), address) << "the address is fixed for the exec's life";
+  }
+  // The last launch's allocations are the program's to free.
+  CUDAG_EXPECT_CUDA(cudaFree(address));
+  CUDAG_EXPECT_CUDA(cudaFree(nested));
+  ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+}
