@@ -18,6 +18,8 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 
 #include "cudag/dsl/graph.hpp"
 #include "cudag/exec_core.hpp"
@@ -136,7 +138,10 @@ class lowered {
 template <class G, class... B>
 [[nodiscard]] lowered<G> lower_with(const G& graph, const B&... bindings)
 #if CUDAG_DSL_DEVICE_PASS
-    ;  // see graph.hpp: host-only work is declared, not defined, in the device pass
+{  // see graph.hpp: host-only work is not done in the device pass
+  (void)graph, ((void)bindings, ...);
+  device_pass_stub();
+}
 #else
 {
   static_assert(top_level_shape_fits<G>());
@@ -312,12 +317,35 @@ template <class G, class... B>
 [[nodiscard]] exec<G> instantiate_with(const G& graph, const instantiate_options& options,
                                        const B&... bindings)
 #if CUDAG_DSL_DEVICE_PASS
-    ;
+{
+  (void)graph, (void)options, ((void)bindings, ...);
+  device_pass_stub();
+}
 #else
 {
   return exec<G>(lower_with(graph, bindings...), options);
 }
 #endif
+
+/// The exec of graph object `Graph`, for naming it where `auto` cannot be
+/// used (a class member): `exec_of<g> ex = instantiate(g, x = d_x);`.
+///
+/// A class of its own, named by the graph object, not exec<decltype(g)> nor
+/// an alias of it: nvcc's front end writes each decltype in a .cu file (and
+/// an alias used as a template argument) out as the full graph type for the
+/// host compiler, whose names (fixed_string template arguments) it writes as
+/// identifiers it never declares (`'__T1' was not declared in this scope`).
+/// `exec_of<g>` is written out as itself. Under nvcc, declare `g` (and any
+/// edge table it uses) `inline constexpr` where a class holds `exec_of<g>`:
+/// a namespace-scope constexpr variable has internal linkage, and g++ warns
+/// (-Wsubobject-linkage) about a member whose type has internal linkage.
+template <const auto& Graph>
+class exec_of : public exec<std::remove_cvref_t<decltype(Graph)>> {
+ public:
+  using graph_type = std::remove_cvref_t<decltype(Graph)>;
+  using base = exec<graph_type>;
+  exec_of(base&& ex) noexcept : base(std::move(ex)) {}  // NOLINT: implicit by design
+};
 
 template <class... Items, class... B>
 [[nodiscard]] exec<graph_t<Items...>> instantiate(const graph_t<Items...>& graph, const B&... bindings) {
