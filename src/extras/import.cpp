@@ -8,13 +8,86 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 #include "cudag/capture.hpp"
 #include "cudag/error.hpp"
 #include "cudag/handles.hpp"
+#include "import_order.hpp"
 
 namespace cudag {
+// ------------------------------------------------------ allocation_order --
+namespace import_detail {
+
+allocation_order::allocation_order(const std::vector<std::vector<std::size_t>>& deps,
+                                   std::vector<graph_allocation> allocations)
+    : allocations_(std::move(allocations)), position_(deps.size(), 0) {
+  const std::size_t count = deps.size();
+  // Kahn's sort, ready nodes taken in index order.
+  std::vector<std::vector<std::size_t>> dependents(count);
+  std::vector<std::size_t> waiting(count, 0);
+  for (std::size_t i = 0; i < count; ++i)
+    for (std::size_t d : deps[i]) {
+      if (d >= count)
+        throw error("import: node " + std::to_string(i) + " depends on node " + std::to_string(d) +
+                        " of a graph of " + std::to_string(count) + " nodes",
+                    cudaErrorInvalidValue);
+      dependents[d].push_back(i);
+      ++waiting[i];
+    }
+  std::vector<std::size_t> order;
+  order.reserve(count);
+  for (std::size_t i = 0; i < count; ++i)
+    if (waiting[i] == 0) order.push_back(i);
+  for (std::size_t k = 0; k < order.size(); ++k)
+    for (std::size_t next : dependents[order[k]])
+      if (--waiting[next] == 0) order.push_back(next);
+  if (order.size() != count)
+    throw error("import: the graph's dependencies have a cycle", cudaErrorInvalidValue);
+  for (std::size_t k = 0; k < count; ++k) position_[order[k]] = k;
+
+  for (const graph_allocation& a : allocations_)
+    if (a.node >= count)
+      throw error("import: an allocation names node " + std::to_string(a.node) + " of a graph of " +
+                      std::to_string(count) + " nodes",
+                  cudaErrorInvalidValue);
+  std::stable_sort(allocations_.begin(), allocations_.end(),
+                   [&](const graph_allocation& x, const graph_allocation& y) {
+                     return position_[x.node] < position_[y.node];
+                   });
+  std::vector<std::vector<std::size_t>> allocated_by(count);  // node -> its allocation indices
+  for (std::size_t a = 0; a < allocations_.size(); ++a) allocated_by[allocations_[a].node].push_back(a);
+
+  // Ancestor sets over the allocations, propagated in topological order.
+  words_ = (allocations_.size() + 63) / 64;
+  ancestors_.assign(count * words_, 0);
+  for (std::size_t n : order)
+    for (std::size_t d : deps[n]) {
+      for (std::size_t w = 0; w < words_; ++w) ancestors_[n * words_ + w] |= ancestors_[d * words_ + w];
+      for (std::size_t a : allocated_by[d]) ancestors_[n * words_ + a / 64] |= std::uint64_t(1) << (a % 64);
+    }
+}
+
+const graph_allocation* allocation_order::live_at(std::size_t user, std::uintptr_t address) const {
+  for (std::size_t a = allocations_.size(); a-- > 0;) {
+    const graph_allocation& candidate = allocations_[a];
+    if (address - candidate.begin < candidate.bytes && address >= candidate.begin &&
+        depends_on(user, a))
+      return &candidate;
+  }
+  return nullptr;
+}
+
+std::vector<graph_allocation> allocation_order::before(std::size_t user) const {
+  std::vector<graph_allocation> result;
+  for (std::size_t a = 0; a < allocations_.size(); ++a)
+    if (depends_on(user, a)) result.push_back(allocations_[a]);
+  return result;
+}
+
+}  // namespace import_detail
+
 namespace {
 
 // ------------------------------------------------- driver entry points --
@@ -87,27 +160,20 @@ struct allocation {
   std::uintptr_t begin = 0;
   std::size_t bytes = 0;
   std::string buffer;
+
+  [[nodiscard]] bool holds(std::uintptr_t address) const {
+    return address >= begin && address - begin < bytes;
+  }
 };
-using allocation_map = std::map<std::uintptr_t, allocation>;
 
-const allocation* allocation_holding(const allocation_map& allocations, std::uintptr_t address) {
-  auto it = allocations.upper_bound(address);
-  if (it == allocations.begin()) return nullptr;
-  --it;
-  const allocation& a = it->second;
-  return address - a.begin < a.bytes ? &a : nullptr;
-}
-
-// A pointer value: a buffer reference when it points into an allocation.
-value pointer_value(const void* pointer, const type_tag& type, const allocation_map& allocations) {
-  const auto address = reinterpret_cast<std::uintptr_t>(pointer);
-  if (const allocation* a = allocation_holding(allocations, address))
-    return value{type, buffer_ref{a->buffer, address - a->begin}};
-  literal lit;
-  lit.bytes.resize(sizeof pointer);
-  std::memcpy(lit.bytes.data(), &pointer, sizeof pointer);
-  return value{type, std::move(lit)};
-}
+// What a graph's importer knows of the allocations made outside it.
+struct enclosing_allocations {
+  /// Allocations the child graph node depends on, in the enclosing graph's
+  /// order: the last one holding an address is the live one.
+  std::vector<allocation> before;
+  /// Every allocation of the enclosing graphs, in creation order.
+  std::vector<allocation> all;
+};
 
 struct shared_graph_deleter {
   void operator()(cudaGraph_t g) const noexcept { (void)cudaGraphDestroy(g); }
@@ -115,8 +181,8 @@ struct shared_graph_deleter {
 
 class importer {
  public:
-  importer(cudaGraph_t graph, allocation_map allocations)
-      : graph_(graph), allocations_(std::move(allocations)) {}
+  importer(cudaGraph_t graph, enclosing_allocations enclosing)
+      : graph_(graph), enclosing_(std::move(enclosing)) {}
 
   graph_spec run(std::string name) {
     graph_spec spec;
@@ -136,29 +202,40 @@ class importer {
       names[i] = kind + "_" + std::to_string(per_kind[kind]++);
       index_of_[nodes[i]] = i;
     }
-    // Allocations first, so that every user of a buffer can refer to it.
-    for (std::size_t i = 0; i < count; ++i)
-      if (types[i] == cudaGraphNodeTypeMemAlloc) {
-        cudaMemAllocNodeParams p{};
-        CUDAG_CUDA_NODE(cudaGraphMemAllocNodeGetParams(nodes[i], &p), names[i]);
-        const auto begin = reinterpret_cast<std::uintptr_t>(p.dptr);
-        allocations_[begin] = allocation{begin, p.bytesize, names[i]};
-      }
-
-    for (std::size_t i = 0; i < count; ++i)
-      spec.nodes.push_back(node{names[i], read(nodes[i], types[i], names[i]), {}});
-
     std::size_t edge_count = 0;
     CUDAG_CUDA(cudaGraphGetEdges(graph_, nullptr, nullptr, nullptr, &edge_count));
     std::vector<cudaGraphNode_t> from(edge_count), to(edge_count);
     if (edge_count)
       CUDAG_CUDA(cudaGraphGetEdges(graph_, from.data(), to.data(), nullptr, &edge_count));
+    from.resize(edge_count);
+    to.resize(edge_count);
+    std::vector<std::vector<std::size_t>> deps(count);
     for (std::size_t e = 0; e < edge_count; ++e) {
-      node& dependent = spec.nodes[index_of_.at(to[e])];
-      const std::string& dependency = names[index_of_.at(from[e])];
-      if (std::find(dependent.deps.begin(), dependent.deps.end(), dependency) == dependent.deps.end())
-        dependent.deps.push_back(dependency);
+      std::vector<std::size_t>& d = deps[index_of_.at(to[e])];
+      const std::size_t dependency = index_of_.at(from[e]);
+      if (std::find(d.begin(), d.end(), dependency) == d.end()) d.push_back(dependency);
     }
+
+    // Allocations first, so that every user of a buffer can refer to it.
+    // CUDA reuses a freed allocation's address for a later allocation of
+    // the same graph: a pointer is resolved by the graph's order
+    // (import_order.hpp), not by address alone.
+    std::vector<import_detail::graph_allocation> graph_allocations;
+    for (std::size_t i = 0; i < count; ++i)
+      if (types[i] == cudaGraphNodeTypeMemAlloc) {
+        cudaMemAllocNodeParams p{};
+        CUDAG_CUDA_NODE(cudaGraphMemAllocNodeGetParams(nodes[i], &p), names[i]);
+        const auto begin = reinterpret_cast<std::uintptr_t>(p.dptr);
+        own_.emplace(i, allocation{begin, p.bytesize, names[i]});
+        graph_allocations.push_back({i, begin, p.bytesize});
+        enclosing_.all.push_back(allocation{begin, p.bytesize, names[i]});
+      }
+    order_.emplace(deps, std::move(graph_allocations));
+
+    for (std::size_t i = 0; i < count; ++i)
+      spec.nodes.push_back(node{names[i], read(i, nodes[i], types[i], names[i]), {}});
+    for (std::size_t i = 0; i < count; ++i)
+      for (std::size_t d : deps[i]) spec.nodes[i].deps.push_back(names[d]);
     return spec;
   }
 
@@ -182,9 +259,34 @@ class importer {
     }
   }
 
-  node_params read(cudaGraphNode_t n, cudaGraphNodeType type, const std::string& name) {
+  // The allocation `address` points into as seen by node `user`: the live
+  // one along its dependency path, else (a use CUDA does not order after
+  // the allocation, which check() then reports) any that holds it.
+  const allocation* allocation_at(std::size_t user, std::uintptr_t address) const {
+    if (const import_detail::graph_allocation* a = order_->live_at(user, address))
+      return &own_.at(a->node);
+    for (auto it = enclosing_.before.rbegin(); it != enclosing_.before.rend(); ++it)
+      if (it->holds(address)) return &*it;
+    for (const allocation& a : enclosing_.all)
+      if (a.holds(address)) return &a;
+    return nullptr;
+  }
+
+  // A pointer value: a buffer reference when it points into an allocation.
+  value pointer_value(std::size_t user, const void* pointer, const type_tag& type) const {
+    const auto address = reinterpret_cast<std::uintptr_t>(pointer);
+    if (const allocation* a = allocation_at(user, address))
+      return value{type, buffer_ref{a->buffer, address - a->begin}};
+    literal lit;
+    lit.bytes.resize(sizeof pointer);
+    std::memcpy(lit.bytes.data(), &pointer, sizeof pointer);
+    return value{type, std::move(lit)};
+  }
+
+  node_params read(std::size_t i, cudaGraphNode_t n, cudaGraphNodeType type,
+                   const std::string& name) {
     switch (type) {
-      case cudaGraphNodeTypeKernel: return read_kernel(n, name);
+      case cudaGraphNodeTypeKernel: return read_kernel(i, n, name);
       case cudaGraphNodeTypeMemcpy: {
         cudaMemcpy3DParms p{};
         CUDAG_CUDA_NODE(cudaGraphMemcpyNodeGetParams(n, &p), name);
@@ -193,14 +295,14 @@ class importer {
                                      p.srcPos.x == 0 && p.srcPos.y == 0 && p.srcPos.z == 0 &&
                                      p.dstPos.x == 0 && p.dstPos.y == 0 && p.dstPos.z == 0;
         if (!one_dimensional) return opaque(n, name, "2-D/3-D or array copy");
-        return memcpy_node{pointer_value(p.dstPtr.ptr, type_of<void*>(), allocations_),
-                           pointer_value(p.srcPtr.ptr, type_of<const void*>(), allocations_),
+        return memcpy_node{pointer_value(i, p.dstPtr.ptr, type_of<void*>()),
+                           pointer_value(i, p.srcPtr.ptr, type_of<const void*>()),
                            p.extent.width, p.kind};
       }
       case cudaGraphNodeTypeMemset: {
         cudaMemsetParams p{};
         CUDAG_CUDA_NODE(cudaGraphMemsetNodeGetParams(n, &p), name);
-        return memset_node{pointer_value(p.dst, type_of<void*>(), allocations_),
+        return memset_node{pointer_value(i, p.dst, type_of<void*>()),
                            make_literal<unsigned>(p.value), p.elementSize, p.width,
                            p.height == 0 ? 1 : p.height, p.pitch};
       }
@@ -215,7 +317,11 @@ class importer {
       case cudaGraphNodeTypeGraph: {
         cudaGraph_t child = nullptr;
         CUDAG_CUDA_NODE(cudaGraphChildGraphNodeGetGraph(n, &child), name);
-        return child_node{std::make_shared<const graph_spec>(importer(child, allocations_).run(name))};
+        enclosing_allocations inner{enclosing_.before, enclosing_.all};
+        for (const import_detail::graph_allocation& a : order_->before(i))
+          inner.before.push_back(own_.at(a.node));
+        return child_node{
+            std::make_shared<const graph_spec>(importer(child, std::move(inner)).run(name))};
       }
       case cudaGraphNodeTypeEmpty: return empty_node{};
       case cudaGraphNodeTypeEventRecord: {
@@ -236,8 +342,7 @@ class importer {
       case cudaGraphNodeTypeMemFree: {
         void* pointer = nullptr;
         CUDAG_CUDA_NODE(cudaGraphMemFreeNodeGetParams(n, &pointer), name);
-        const allocation* a =
-            allocation_holding(allocations_, reinterpret_cast<std::uintptr_t>(pointer));
+        const allocation* a = allocation_at(i, reinterpret_cast<std::uintptr_t>(pointer));
         if (a == nullptr || a->begin != reinterpret_cast<std::uintptr_t>(pointer))
           return opaque(n, name, "frees memory not allocated by a node of this graph");
         return mem_free_node{a->buffer};
@@ -246,7 +351,7 @@ class importer {
     }
   }
 
-  node_params read_kernel(cudaGraphNode_t n, const std::string& name) {
+  node_params read_kernel(std::size_t i, cudaGraphNode_t n, const std::string& name) {
     const driver_functions& driver = driver_functions::get();
     // The driver's view of the node tells the kernel's argument sizes.
     CUDA_KERNEL_NODE_PARAMS_v2 dp{};
@@ -300,19 +405,18 @@ class importer {
     k.block = p.blockDim;
     k.shared_bytes = p.sharedMemBytes;
     std::size_t size = 0;
-    for (std::size_t i = 0; param_info(i, &size); ++i) {
+    for (std::size_t arg = 0; param_info(arg, &size); ++arg) {
       if (p.kernelParams == nullptr) return opaque(n, name, label + ": arguments unreadable");
       if (size == sizeof(void*)) {
         // A pointer-sized argument into a graph allocation becomes a buffer use.
         std::uintptr_t word = 0;
-        std::memcpy(&word, p.kernelParams[i], sizeof word);
-        if (allocation_holding(allocations_, word)) {
-          k.args.push_back(pointer_value(reinterpret_cast<const void*>(word), type_of<void*>(),
-                                         allocations_));
+        std::memcpy(&word, p.kernelParams[arg], sizeof word);
+        if (allocation_at(i, word)) {
+          k.args.push_back(pointer_value(i, reinterpret_cast<const void*>(word), type_of<void*>()));
           continue;
         }
       }
-      k.args.push_back(literal_bytes(p.kernelParams[i], size));
+      k.args.push_back(literal_bytes(p.kernelParams[arg], size));
     }
     (void)cudaGetLastError();  // the failed query that ended the loop
     return k;
@@ -349,7 +453,9 @@ class importer {
   }
 
   cudaGraph_t graph_;
-  allocation_map allocations_;
+  enclosing_allocations enclosing_;
+  std::map<std::size_t, allocation> own_;  // by alloc node index
+  std::optional<import_detail::allocation_order> order_;
   std::unordered_map<cudaGraphNode_t, std::size_t> index_of_;
 };
 

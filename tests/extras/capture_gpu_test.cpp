@@ -349,6 +349,104 @@ TEST(CaptureGpu, ImportGraphWithAllocFreeAndChild) {
   for (int i = 0; i < count; ++i) ASSERT_EQ(result[i], (i < 16 ? 1.0f : 3.0f) * 5.0f) << i;
 }
 
+TEST(CaptureGpu, ImportGraphWhoseAllocationsShareAnAddress) {
+  // malloc a, malloc b, free a, malloc c, free c, free b, captured: CUDA
+  // gives c the address of a. Import pairs each free (and each use) with
+  // the allocation live along its dependency path, so check() accepts the
+  // graph and a re-lowered spec does the same work.
+  CUDAG_REQUIRE_GPU();
+  const auto scale = extras_test::scale_kernel();
+  auto stream = cudag::make_stream();
+  constexpr int count = 512;
+  constexpr std::size_t bytes = count * sizeof(float);
+  std::vector<float> first(count), second(count), third(count);
+  for (int i = 0; i < count; ++i) {
+    first[i] = 1.0f + float(i % 7);
+    second[i] = 2.0f + float(i % 5) * 0.5f;
+    third[i] = -3.0f + float(i % 11) * 0.25f;
+  }
+  cudag::device_buffer<float> in1(count), in2(count), in3(count), out1(count), out2(count), out3(count);
+  upload(in1.data(), first);
+  upload(in2.data(), second);
+  upload(in3.data(), third);
+
+  float *a = nullptr, *b = nullptr, *c = nullptr;
+  cudag::unique_graph g = cudag::capture_graph(stream.get(), [&](cudaStream_t s) {
+    CUDAG_CUDA(cudaMallocAsync(reinterpret_cast<void**>(&a), bytes, s));
+    CUDAG_CUDA(cudaMallocAsync(reinterpret_cast<void**>(&b), bytes, s));
+    CUDAG_CUDA(cudaMemcpyAsync(a, in1.data(), bytes, cudaMemcpyDeviceToDevice, s));
+    CUDAG_CUDA(cudaMemcpyAsync(b, in3.data(), bytes, cudaMemcpyDeviceToDevice, s));
+    launch_scale(scale, s, a, 2.0f, count);
+    CUDAG_CUDA(cudaMemcpyAsync(out1.data(), a, bytes, cudaMemcpyDeviceToDevice, s));
+    CUDAG_CUDA(cudaFreeAsync(a, s));
+    CUDAG_CUDA(cudaMallocAsync(reinterpret_cast<void**>(&c), bytes, s));
+    CUDAG_CUDA(cudaMemcpyAsync(c, in2.data(), bytes, cudaMemcpyDeviceToDevice, s));
+    launch_scale(scale, s, c, 3.0f, count);
+    CUDAG_CUDA(cudaMemcpyAsync(out2.data(), c, bytes, cudaMemcpyDeviceToDevice, s));
+    CUDAG_CUDA(cudaFreeAsync(c, s));
+    launch_scale(scale, s, b, 5.0f, count);
+    CUDAG_CUDA(cudaMemcpyAsync(out3.data(), b, bytes, cudaMemcpyDeviceToDevice, s));
+    CUDAG_CUDA(cudaFreeAsync(b, s));
+  });
+  // The case this test exists for: without the reuse it would pass vacuously.
+  EXPECT_EQ(c, a) << "CUDA did not give the second allocation the freed first one's address";
+  EXPECT_NE(b, a);
+
+  auto poison_outputs = [&] {
+    for (auto* out : {&out1, &out2, &out3}) {
+      ASSERT_EQ(cudaMemset(out->data(), 0xFF, bytes), cudaSuccess);  // NaN
+    }
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  };
+  auto expect_outputs = [&](const char* when) {
+    const auto r1 = download(out1.data(), count), r2 = download(out2.data(), count),
+               r3 = download(out3.data(), count);
+    for (int i = 0; i < count; ++i) {
+      ASSERT_EQ(r1[i], 2.0f * first[i]) << when << ": out1[" << i << "]";
+      ASSERT_EQ(r2[i], 3.0f * second[i]) << when << ": out2[" << i << "]";
+      ASSERT_EQ(r3[i], 5.0f * third[i]) << when << ": out3[" << i << "]";
+    }
+  };
+  poison_outputs();
+  run_native(g.get(), stream.get());
+  expect_outputs("native run");
+
+  const cudag::graph_spec spec = cudag::import_graph(g.get());
+  auto kinds = kinds_of(spec);
+  ASSERT_EQ(kinds[cudag::node_kind::mem_alloc], 3u);
+  ASSERT_EQ(kinds[cudag::node_kind::mem_free], 3u);
+  // Creation order: alloc a, alloc b, ..., free a, alloc c, ..., free c, ..., free b.
+  auto freed = [&](const char* free_node) {
+    return std::get<cudag::mem_free_node>(spec.find(free_node)->params).buffer;
+  };
+  EXPECT_EQ(freed("mem_free_0"), "mem_alloc_0");
+  EXPECT_EQ(freed("mem_free_1"), "mem_alloc_2");
+  EXPECT_EQ(freed("mem_free_2"), "mem_alloc_1");
+  // The kernels read the allocation live where they run: a, c, b.
+  const char* expected_buffer[] = {"mem_alloc_0", "mem_alloc_2", "mem_alloc_1"};
+  for (int k = 0; k < 3; ++k) {
+    const std::string kernel_name = "kernel_" + std::to_string(k);
+    const auto& kernel = std::get<cudag::kernel_node>(spec.find(kernel_name)->params);
+    ASSERT_FALSE(kernel.args.empty()) << kernel_name;
+    const auto* ref = std::get_if<cudag::buffer_ref>(&kernel.args[0].source);
+    ASSERT_NE(ref, nullptr) << kernel_name << ": its pointer was not read as a buffer";
+    EXPECT_EQ(ref->name, expected_buffer[k]) << kernel_name;
+  }
+  EXPECT_NO_THROW(cudag::check(spec));
+
+  // Round trip through cudag's lowering, twice (a replay reuses the memory).
+  poison_outputs();
+  auto exec = cudag::instantiate(spec, {});
+  for (int replay = 0; replay < 2; ++replay) {
+    exec.launch(stream.get());
+    CUDAG_EXPECT_CUDA(cudaGetLastError());
+  }
+  exec.synchronize(stream.get());
+  CUDAG_EXPECT_CUDA(cudaGetLastError());
+  // Each replay recomputes the outputs from the unchanged inputs.
+  expect_outputs("imported spec");
+}
+
 TEST(CaptureGpu, GuardReportsItsStreamAndKind) {
   CUDAG_REQUIRE_GPU();
   const auto scale = extras_test::scale_kernel();
