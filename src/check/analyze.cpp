@@ -13,7 +13,7 @@ graph_analysis analyze(const graph_spec& spec) { return analyze(spec, analyze_op
 
 graph_analysis analyze(const graph_spec& spec, analyze_options options) {
   const check_detail::graph_view view(spec, "", check_detail::describe_top_level(spec));
-  const auto& graph = view.graph();
+  const auto& dependencies = view.dependencies();
 
   graph_analysis result;
   result.order = view.order();
@@ -21,8 +21,8 @@ graph_analysis analyze(const graph_spec& spec, analyze_options options) {
   std::vector<std::size_t> depth(view.size(), 1);
   for (std::size_t index : result.order) {
     const auto v = static_cast<std::uint32_t>(index);
-    for (auto e : boost::make_iterator_range(in_edges(v, graph)))
-      depth[v] = std::max(depth[v], depth[source(e, graph)] + 1);
+    for (auto e : boost::make_iterator_range(out_edges(v, dependencies)))
+      depth[v] = std::max(depth[v], depth[target(e, dependencies)] + 1);
   }
   std::vector<std::size_t> nodes_at_depth(view.size() + 1, 0);
   for (std::size_t d : depth) {

@@ -7,6 +7,7 @@
 #include <spawn.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <fstream>
 #include <initializer_list>
 #include <string_view>
@@ -14,25 +15,94 @@
 #include <variant>
 
 #include "cudag/error.hpp"
+#include "nesting.hpp"
 
 extern char** environ;
 
 namespace cudag {
 namespace {
 
-// A quoted DOT string: quotes and backslashes escaped, newlines as DOT's
-// centred line break.
+// Limits on what a picture shows of one user string (a name, a kernel's
+// name, a description) and of one quoted DOT string: Graphviz refuses a quoted
+// string of 16,384 bytes or more ("longer than 16384?"), and a label that
+// long is unreadable anyway.
+constexpr std::size_t max_shown_bytes = 512;
+constexpr std::size_t max_quoted_bytes = 8192;
+
+// Length of the valid UTF-8 sequence at text[at], or 0 when the bytes there
+// are not one (stray continuation byte, overlong form, surrogate, beyond
+// U+10FFFF, cut short).
+std::size_t utf8_length(std::string_view text, std::size_t at) {
+  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+  const unsigned char lead = byte(at);
+  if (lead < 0x80) return 1;
+  std::size_t length = 0;
+  unsigned low = 0x80, high = 0xBF;  // range of the second byte
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    length = 3;
+    if (lead == 0xE0) low = 0xA0;
+    if (lead == 0xED) high = 0x9F;
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4;
+    if (lead == 0xF0) low = 0x90;
+    if (lead == 0xF4) high = 0x8F;
+  } else {
+    return 0;
+  }
+  if (at + length > text.size()) return 0;
+  if (byte(at + 1) < low || byte(at + 1) > high) return 0;
+  for (std::size_t i = 2; i < length; ++i)
+    if (byte(at + i) < 0x80 || byte(at + i) > 0xBF) return 0;
+  return length;
+}
+
+// A user string as a picture shows it: at most max_shown_bytes, cut at a
+// character boundary, with how much was left out.
+std::string shown(std::string_view text) {
+  if (text.size() <= max_shown_bytes) return std::string(text);
+  std::size_t cut = 0;
+  while (cut < max_shown_bytes) {
+    const std::size_t length = std::max<std::size_t>(utf8_length(text, cut), 1);
+    if (cut + length > max_shown_bytes) break;
+    cut += length;
+  }
+  return std::string(text.substr(0, cut)) + "... (" + std::to_string(text.size()) + " bytes)";
+}
+
+// A quoted DOT string that Graphviz always accepts: quotes and backslashes
+// escaped, newlines as DOT's centred line break, a NUL, another control
+// character or a byte that is not valid UTF-8 written out as the text \xNN,
+// and at most max_quoted_bytes of it (cut between characters).
 std::string quoted(std::string_view text) {
+  static constexpr char hex[] = "0123456789ABCDEF";
   std::string out = "\"";
-  for (char c : text) {
+  std::size_t at = 0;
+  while (at < text.size()) {
+    if (out.size() + 16 > max_quoted_bytes) {
+      out += "...";
+      break;
+    }
+    const unsigned char c = static_cast<unsigned char>(text[at]);
+    const std::size_t length = utf8_length(text, at);
     if (c == '"' || c == '\\') {
       out += '\\';
-      out += c;
+      out += static_cast<char>(c);
     } else if (c == '\n') {
       out += "\\n";
-    } else if (c != '\r') {
-      out += c;
+    } else if (c == '\r') {
+      // dropped
+    } else if (length == 0 || c < 0x20 || c == 0x7F) {
+      out += "\\\\x";
+      out += hex[c >> 4];
+      out += hex[c & 0xF];
+    } else {
+      out.append(text.substr(at, length));
+      at += length;
+      continue;
     }
+    ++at;
   }
   return out + '"';
 }
@@ -60,13 +130,13 @@ std::string_view copy_kind_name(cudaMemcpyKind kind) {
 }
 
 std::string describe_value(const value& v) {
-  if (const auto* p = std::get_if<param_ref>(&v.source)) return cat({"param ", p->name});
+  if (const auto* p = std::get_if<param_ref>(&v.source)) return cat({"param ", shown(p->name)});
   if (const auto* b = std::get_if<buffer_ref>(&v.source)) {
-    std::string text = cat({"buffer ", b->name});
+    std::string text = cat({"buffer ", shown(b->name)});
     if (b->offset_bytes) text += cat({"+", std::to_string(b->offset_bytes)});
     return text;
   }
-  if (const auto* c = std::get_if<condition_ref>(&v.source)) return cat({"condition ", c->name});
+  if (const auto* c = std::get_if<condition_ref>(&v.source)) return cat({"condition ", shown(c->name)});
   return "literal";
 }
 
@@ -107,9 +177,9 @@ std::string details_of(const node& n) {
       [&](const auto& p) -> std::string {
         using P = std::remove_cvref_t<decltype(p)>;
         if constexpr (std::is_same_v<P, kernel_node>) {
-          std::string text = p.function_name.empty() ? "(unnamed kernel)" : p.function_name;
+          std::string text = p.function_name.empty() ? "(unnamed kernel)" : shown(p.function_name);
           text += "\ngrid ";
-          text += p.grid_from ? "ceil(" + p.grid_from->param + "/" +
+          text += p.grid_from ? "ceil(" + shown(p.grid_from->param) + "/" +
                                     std::to_string(p.grid_from->items_per_block) + ")"
                               : dims(p.grid);
           text += " block " + dims(p.block);
@@ -122,11 +192,11 @@ std::string details_of(const node& n) {
           if (p.height > 1) text += " x " + std::to_string(p.height) + " rows";
           return text;
         } else if constexpr (std::is_same_v<P, captured_node>) {
-          return p.what;
+          return shown(p.what);
         } else if constexpr (std::is_same_v<P, mem_alloc_node>) {
-          return "buffer " + p.buffer + ", " + std::to_string(p.bytes) + " B";
+          return "buffer " + shown(p.buffer) + ", " + std::to_string(p.bytes) + " B";
         } else if constexpr (std::is_same_v<P, mem_free_node>) {
-          return "buffer " + p.buffer;
+          return "buffer " + shown(p.buffer);
         } else {
           return "";
         }
@@ -143,11 +213,12 @@ std::string details_of(const node& n) {
 class dot_writer {
  public:
   std::string write(const graph_spec& spec) {
-    out_ += "digraph " + quoted(spec.name.empty() ? "cudag" : spec.name) + " {\n";
+    out_ += "digraph " + quoted(spec.name.empty() ? "cudag" : shown(spec.name)) + " {\n";
     out_ += "  graph [compound=true, fontname=\"Helvetica\", fontsize=11];\n";
     out_ += "  node [fontname=\"Helvetica\", fontsize=10, style=\"rounded,filled\"];\n";
     out_ += "  edge [color=\"#444444\"];\n";
-    write_graph(spec, "  ");
+    ancestors_.push_back(&spec);
+    write_graph(spec, "  ", "");
     out_ += "}\n";
     return std::move(out_);
   }
@@ -168,13 +239,15 @@ class dot_writer {
   std::string next_id() { return cat({"n", std::to_string(counter_++)}); }
 
   // Declares every node of `spec` (recursing into clusters), then its edges.
-  graph_drawing write_graph(const graph_spec& spec, const std::string& indent) {
+  // `prefix` names the nodes of `spec` by path ("" or "outer/"), for errors.
+  graph_drawing write_graph(const graph_spec& spec, const std::string& indent,
+                            const std::string& prefix) {
     graph_drawing drawing;
     drawing.nodes.reserve(spec.nodes.size());
     std::unordered_map<std::string_view, std::size_t> by_name;
     for (std::size_t i = 0; i < spec.nodes.size(); ++i) {
       by_name.emplace(spec.nodes[i].name, i);
-      drawing.nodes.push_back(write_node(spec.nodes[i], indent));
+      drawing.nodes.push_back(write_node(spec.nodes[i], indent, prefix));
     }
     std::vector<bool> has_dependent(spec.nodes.size(), false);
     for (std::size_t v = 0; v < spec.nodes.size(); ++v) {
@@ -184,7 +257,7 @@ class dot_writer {
         drawn from;
         if (found == by_name.end()) {
           from.entry = from.exit = next_id();
-          out_ += indent + from.entry + " [label=" + quoted(dep + "\n(missing)") +
+          out_ += indent + from.entry + " [label=" + quoted(shown(dep) + "\n(missing)") +
                   ", shape=box, style=dashed, color=red, fontcolor=red];\n";
         } else {
           from = drawing.nodes[found->second];
@@ -207,14 +280,14 @@ class dot_writer {
     out_ += ";\n";
   }
 
-  drawn write_node(const node& n, const std::string& indent) {
+  drawn write_node(const node& n, const std::string& indent, const std::string& prefix) {
     const auto* child = std::get_if<child_node>(&n.params);
     const auto* cond = std::get_if<conditional_node>(&n.params);
-    if ((child && child->graph) || cond) return write_cluster(n, child, cond, indent);
+    if ((child && child->graph) || cond) return write_cluster(n, child, cond, indent, prefix + n.name);
 
     const std::string id = next_id();
     const kind_style style = style_of(n.kind());
-    std::string label = n.name + "\n" + std::string(kind_name(n.kind()));
+    std::string label = shown(n.name) + "\n" + std::string(kind_name(n.kind()));
     if (std::string details = details_of(n); !details.empty()) label += "\n" + details;
     if (std::string reads = named_operands(n); !reads.empty()) label += "\n" + reads;
     out_ += indent + id + " [label=" + quoted(label) + ", shape=" + std::string(style.shape) +
@@ -222,29 +295,52 @@ class dot_writer {
     return drawn{id, id, ""};
   }
 
+  // Refuses, rather than recursing without end or beyond the stack, a child
+  // graph that contains itself and nesting deeper than check() accepts.
+  void enter(const graph_spec& nested, const std::string& node_path) {
+    if (std::find(ancestors_.begin(), ancestors_.end(), &nested) != ancestors_.end()) {
+      throw error("to_dot: the child graph of '" + node_path +
+                      "' contains itself (it is also the graph of an enclosing node); a graph "
+                      "that holds itself cannot be drawn",
+                  cudaSuccess, {}, node_path);
+    }
+    if (ancestors_.size() > check_detail::max_nesting) {
+      throw error("to_dot: node '" + node_path + "' holds graphs nested more than " +
+                      std::to_string(check_detail::max_nesting) +
+                      " deep; to_dot draws at most that many levels of child graphs and bodies",
+                  cudaSuccess, {}, node_path);
+    }
+    ancestors_.push_back(&nested);
+  }
+  void leave() { ancestors_.pop_back(); }
+
   drawn write_cluster(const node& n, const child_node* child, const conditional_node* cond,
-                      const std::string& indent) {
+                      const std::string& indent, const std::string& node_path) {
     const std::string id = next_id();
     drawn self{id, id + "_exit", "cluster_" + id};
-    std::string header = n.name + "\n";
+    std::string header = shown(n.name) + "\n";
     if (child) {
       header += "child graph";
-      if (!child->graph->name.empty()) header += " " + child->graph->name;
+      if (!child->graph->name.empty()) header += " " + shown(child->graph->name);
     } else {
-      header += std::string(kind_name(cond->kind)) + " (" + cond->condition + ")";
+      header += std::string(kind_name(cond->kind)) + " (" + shown(cond->condition) + ")";
     }
     const std::string inner = indent + "  ";
     out_ += indent + "subgraph " + self.cluster + " {\n";
-    out_ += inner + "label=" + quoted(n.name) + ";\n";
+    out_ += inner + "label=" + quoted(shown(n.name)) + ";\n";
     out_ += inner + "style=\"rounded" + (cond ? ",dashed" : "") + "\"; color=\"#666666\";\n";
     out_ += inner + id + " [label=" + quoted(header) + ", shape=box, fillcolor=\"#eeeeee\"];\n";
     out_ += inner + self.exit + " [shape=point, style=invis, width=0, height=0, label=\"\"];\n";
 
     std::vector<graph_drawing> bodies;
     if (child) {
-      bodies.push_back(write_graph(*child->graph, inner));
+      enter(*child->graph, node_path);
+      bodies.push_back(write_graph(*child->graph, inner, nested_prefix(node_path, n)));
+      leave();
     } else if (cond->bodies.size() == 1 && cond->kind != conditional_kind::switch_case) {
-      bodies.push_back(write_graph(cond->bodies.front(), inner));
+      enter(cond->bodies.front(), node_path);
+      bodies.push_back(write_graph(cond->bodies.front(), inner, nested_prefix(node_path, n)));
+      leave();
     } else {
       for (std::size_t b = 0; b < cond->bodies.size(); ++b) {
         std::string label = cond->kind == conditional_kind::if_else
@@ -252,7 +348,9 @@ class dot_writer {
                                 : "case " + std::to_string(b);
         out_ += inner + "subgraph " + self.cluster + "_b" + std::to_string(b) + " {\n";
         out_ += inner + "  label=" + quoted(label) + ";\n";
-        bodies.push_back(write_graph(cond->bodies[b], inner + "  "));
+        enter(cond->bodies[b], node_path);
+        bodies.push_back(write_graph(cond->bodies[b], inner + "  ", nested_prefix(node_path, n, b)));
+        leave();
         out_ += inner + "}\n";
       }
     }
@@ -278,6 +376,7 @@ class dot_writer {
 
   std::string out_;
   std::size_t counter_ = 0;
+  std::vector<const graph_spec*> ancestors_;  // the graphs being written, outermost first
 };
 
 }  // namespace

@@ -1,5 +1,8 @@
 #include "graph_view.hpp"
 
+#include <boost/iterator/counting_iterator.hpp>
+#include <boost/iterator/transform_iterator.hpp>
+
 #include <utility>
 
 #include "cudag/check.hpp"
@@ -50,6 +53,7 @@ void graph_view::index_names() {
 
 void graph_view::build_edges() {
   const auto& nodes = spec_->nodes;
+  const auto count = static_cast<std::uint32_t>(nodes.size());
   first_slot_.resize(nodes.size() + 1);
   std::size_t total = 0;
   for (std::size_t v = 0; v < nodes.size(); ++v) {
@@ -59,29 +63,42 @@ void graph_view::build_edges() {
   first_slot_[nodes.size()] = static_cast<std::uint32_t>(total);
   edge_count_ = total;
 
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> edges;
-  std::vector<dependency_slot> slots;
-  edges.reserve(total);
-  slots.reserve(total);
-  // last_listed_by[u] == v + 1: v already listed u as a dependency.
-  std::vector<std::uint32_t> last_listed_by(nodes.size(), 0);
-  for (std::uint32_t v = 0; v < nodes.size(); ++v) {
-    const auto& deps = nodes[v].deps;
-    for (std::uint32_t k = 0; k < deps.size(); ++k) {
-      auto u = index_of(deps[k]);
-      if (!u) throw_unknown_dependency(v, deps[k]);
-      if (last_listed_by[*u] == v + 1) {
-        throw check_error("node '" + path(v) + "' lists its dependency '" + path(*u) + "' twice",
-                          {path(*u), path(v)});
-      }
-      last_listed_by[*u] = v + 1;
-      edges.emplace_back(static_cast<std::uint32_t>(*u), v);
-      slots.push_back({first_slot_[v] + k});
-    }
-  }
-  graph_ = dependency_graph(boost::edges_are_unsorted_multi_pass, edges.begin(), edges.end(),
-                            slots.begin(), static_cast<std::uint32_t>(nodes.size()));
-  marks_.assign(nodes.size(), 0);
+  // (dependent, dependency) by slot: sorted by dependent, as the dependency
+  // graph's sorted constructor wants.
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> edges(total);
+  // A dependency listed twice: short lists are scanned (they are in cache);
+  // long ones use last_listed_by[u] == v + 1 (v already listed u).
+  constexpr std::size_t scan_limit = 16;
+  std::vector<std::uint32_t> last_listed_by;
+  resolve_dependencies(
+      index_by_name_, nodes,
+      [&](std::size_t v, std::size_t k, std::uint32_t u) {
+        const std::size_t first = first_slot_[v];
+        bool repeated = false;
+        if (nodes[v].deps.size() <= scan_limit) {
+          for (std::size_t s = first; s < first + k; ++s) repeated |= edges[s].second == u;
+        } else {
+          if (last_listed_by.empty()) last_listed_by.assign(nodes.size(), 0);
+          repeated = last_listed_by[u] == v + 1;
+          last_listed_by[u] = static_cast<std::uint32_t>(v + 1);
+        }
+        if (repeated) {
+          throw check_error("node '" + path(v) + "' lists its dependency '" + path(u) + "' twice",
+                            {path(u), path(v)});
+        }
+        edges[first + k] = {static_cast<std::uint32_t>(v), u};
+      },
+      [&](std::size_t v, std::size_t k) {
+        throw_unknown_dependency(static_cast<std::uint32_t>(v), nodes[v].deps[k]);
+      });
+  dependencies_ =
+      dependency_graph(boost::edges_are_sorted, edges.begin(), edges.end(), count);
+  for (auto& e : edges) std::swap(e.first, e.second);
+  dependents_ = dependent_graph(boost::edges_are_unsorted_multi_pass, edges.begin(), edges.end(),
+                                boost::make_transform_iterator(
+                                    boost::counting_iterator<std::uint32_t>(0),
+                                    [](std::uint32_t slot) { return dependency_slot{slot}; }),
+                                count);
 }
 
 void graph_view::throw_unknown_dependency(std::uint32_t dependent,
@@ -101,6 +118,7 @@ void graph_view::throw_unknown_dependency(std::uint32_t dependent,
 }
 
 void graph_view::next_sweep() const {
+  if (marks_.size() != size()) marks_.assign(size(), 0);  // first sweep
   if (++mark_stamp_ == 0) {  // wrapped: old stamps could collide
     std::fill(marks_.begin(), marks_.end(), 0);
     mark_stamp_ = 1;
@@ -114,8 +132,8 @@ void graph_view::sweep_forward(std::size_t source, std::uint32_t max_rank) const
   while (!stack_.empty()) {
     std::uint32_t u = stack_.back();
     stack_.pop_back();
-    for (auto e : boost::make_iterator_range(out_edges(u, graph_))) {
-      std::uint32_t w = target(e, graph_);
+    for (auto e : boost::make_iterator_range(out_edges(u, dependents_))) {
+      std::uint32_t w = target(e, dependents_);
       if (marks_[w] == mark_stamp_ || rank_[w] > max_rank) continue;
       marks_[w] = mark_stamp_;
       stack_.push_back(w);
@@ -130,8 +148,8 @@ void graph_view::sweep_backward(std::size_t target_node, std::uint32_t min_rank)
   while (!stack_.empty()) {
     std::uint32_t v = stack_.back();
     stack_.pop_back();
-    for (auto e : boost::make_iterator_range(in_edges(v, graph_))) {
-      std::uint32_t u = source(e, graph_);
+    for (auto e : boost::make_iterator_range(out_edges(v, dependencies_))) {
+      std::uint32_t u = target(e, dependencies_);
       if (marks_[u] == mark_stamp_ || rank_[u] < min_rank) continue;
       marks_[u] = mark_stamp_;
       stack_.push_back(u);

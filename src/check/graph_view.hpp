@@ -4,11 +4,14 @@
 // dependencies as edges dependency -> dependent, and the deterministic
 // topological order. Constructing a view is the structural check of that graph.
 //
-// The graph is a compressed_sparse_row_graph rather than an adjacency_list: a
-// spec does not change while it is checked, so the edges are built once into
-// two flat arrays (out-edges and, for bidirectionalS, in-edges), which is a
-// few allocations instead of one per vertex and walks memory in order; that
-// matters at 100,000 nodes and 400,000 edges.
+// The graph is two compressed_sparse_row_graphs rather than an
+// adjacency_list: a spec does not change while it is checked, so the edges
+// are built once into flat arrays, which is a few allocations instead of one
+// per vertex and walks memory in order; that matters at a million nodes and
+// four million edges. One holds each node's dependencies (v -> u when v
+// depends on u) in declared order, built from edges already sorted by
+// dependent, so that an edge's index is its dependency slot; the other, each
+// node's dependents (u -> v), built by one counting sort, carrying the slot.
 #include <boost/graph/compressed_sparse_row_graph.hpp>
 #include <boost/range/iterator_range.hpp>
 
@@ -30,8 +33,13 @@ struct dependency_slot {
   std::uint32_t slot = 0;
 };
 
+/// v -> u for each dependency u of v, in declared order: edge index == slot.
 using dependency_graph =
-    boost::compressed_sparse_row_graph<boost::bidirectionalS, boost::no_property, dependency_slot,
+    boost::compressed_sparse_row_graph<boost::directedS, boost::no_property, boost::no_property,
+                                       boost::no_property, std::uint32_t, std::uint32_t>;
+/// u -> v for each node v that depends on u; the edge carries v's slot.
+using dependent_graph =
+    boost::compressed_sparse_row_graph<boost::directedS, boost::no_property, dependency_slot,
                                        boost::no_property, std::uint32_t, std::uint32_t>;
 
 class graph_view {
@@ -47,7 +55,10 @@ class graph_view {
              const graph_view* enclosing = nullptr);
 
   [[nodiscard]] const graph_spec& spec() const noexcept { return *spec_; }
-  [[nodiscard]] const dependency_graph& graph() const noexcept { return graph_; }
+  /// Out-edges of v: its dependencies, in declared order (edge index == slot).
+  [[nodiscard]] const dependency_graph& dependencies() const noexcept { return dependencies_; }
+  /// Out-edges of u: the nodes that depend on it, each edge with its slot.
+  [[nodiscard]] const dependent_graph& dependents() const noexcept { return dependents_; }
   [[nodiscard]] std::size_t size() const noexcept { return spec_->nodes.size(); }
   [[nodiscard]] std::size_t edge_count() const noexcept { return edge_count_; }
   [[nodiscard]] const std::string& description() const noexcept { return description_; }
@@ -95,7 +106,8 @@ class graph_view {
   std::string path_prefix_;
   std::string description_;
   name_index index_by_name_;
-  dependency_graph graph_;
+  dependency_graph dependencies_;
+  dependent_graph dependents_;
   std::size_t edge_count_ = 0;
   std::vector<std::uint32_t> first_slot_;
   std::vector<std::size_t> order_;

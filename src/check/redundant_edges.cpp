@@ -24,7 +24,7 @@ constexpr std::size_t block_bits = block_words * bits_per_word;
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> find_redundant_edges(const graph_view& view) {
-  const auto& graph = view.graph();
+  const auto& graph = view.dependents();
   const auto& order = view.order();
   const auto& rank = view.rank();
   const std::size_t count = view.size();
@@ -70,12 +70,12 @@ std::vector<std::pair<std::string, std::string>> find_redundant_edges(const grap
   }
 
   std::vector<std::pair<std::string, std::string>> result;
-  const auto& nodes = view.spec().nodes;
-  const auto& first_slot = view.first_slot();
-  for (std::size_t v = 0; v < count; ++v) {
-    for (std::size_t k = 0; k < nodes[v].deps.size(); ++k) {
-      if (redundant[first_slot[v] + k])
-        result.emplace_back(view.path(*view.index_of(nodes[v].deps[k])), view.path(v));
+  const auto& dependencies = view.dependencies();
+  for (std::uint32_t v = 0; v < count; ++v) {
+    // Out-edges of v in the dependency graph: its dependencies by slot.
+    for (auto e : boost::make_iterator_range(out_edges(v, dependencies))) {
+      if (redundant[get(boost::edge_index, dependencies, e)])
+        result.emplace_back(view.path(target(e, dependencies)), view.path(v));
     }
   }
   return result;

@@ -1,12 +1,10 @@
 #include "spec_tree.hpp"
 
 #include "cudag/check.hpp"
+#include "nesting.hpp"
 
 namespace cudag::check_detail {
 namespace {
-
-// Far beyond any real pipeline; stops a child graph that contains itself.
-constexpr std::size_t max_nesting = 64;
 
 std::string body_label(const conditional_node& cond, std::size_t body) {
   if (cond.kind == conditional_kind::if_else) return body == 0 ? "then-body" : "else-body";

@@ -14,12 +14,12 @@ namespace check_detail {
 void graph_view::order_nodes() {
   const std::uint32_t count = static_cast<std::uint32_t>(size());
   std::vector<std::uint32_t> waiting_on(count);
-  for (std::uint32_t v = 0; v < count; ++v)
-    waiting_on[v] = static_cast<std::uint32_t>(in_degree(v, graph_));
+  for (std::uint32_t v = 0; v < count; ++v) waiting_on[v] = first_slot_[v + 1] - first_slot_[v];
   const bool complete = kahn_order(
       waiting_on,
       [&](std::uint32_t u, auto&& visit) {
-        for (auto e : boost::make_iterator_range(out_edges(u, graph_))) visit(target(e, graph_));
+        for (auto e : boost::make_iterator_range(out_edges(u, dependents_)))
+          visit(target(e, dependents_));
       },
       order_);
   if (!complete) throw_cycle(waiting_on);
@@ -45,12 +45,12 @@ void graph_view::throw_cycle(const std::vector<std::uint32_t>& waiting_on) const
     walk.push_back(v);
     // First unemitted dependency in declaration order, for a stable answer.
     std::uint32_t chosen = not_walked;
-    std::uint32_t chosen_slot = not_walked;
-    for (auto e : boost::make_iterator_range(in_edges(v, graph_))) {
-      std::uint32_t u = source(e, graph_);
-      if (waiting_on[u] != 0 && graph_[e].slot < chosen_slot) {
+    // Dependencies come in declared order: the first unemitted one wins.
+    for (auto e : boost::make_iterator_range(out_edges(v, dependencies_))) {
+      const std::uint32_t u = target(e, dependencies_);
+      if (waiting_on[u] != 0) {
         chosen = u;
-        chosen_slot = graph_[e].slot;
+        break;
       }
     }
     v = chosen;
@@ -95,15 +95,13 @@ dependency_plan plan_dependencies(const graph_spec& spec) {
     plan.dep_begin[v + 1] = plan.dep_begin[v] + static_cast<std::uint32_t>(spec.nodes[v].deps.size());
   plan.deps.resize(plan.dep_begin[count]);
   std::vector<std::uint32_t> dependents_begin(count + 1, 0);
-  for (std::uint32_t v = 0; v < count; ++v) {
-    std::uint32_t k = plan.dep_begin[v];
-    for (const std::string& d : spec.nodes[v].deps) {
-      const auto found = names.find(d);
-      if (!found) report();
-      plan.deps[k++] = *found;
-      ++dependents_begin[*found + 1];
-    }
-  }
+  resolve_dependencies(
+      names, spec.nodes,
+      [&](std::size_t v, std::size_t k, std::uint32_t u) {
+        plan.deps[plan.dep_begin[v] + k] = u;
+        ++dependents_begin[u + 1];
+      },
+      [&](std::size_t, std::size_t) { report(); });
   for (std::uint32_t v = 0; v < count; ++v) dependents_begin[v + 1] += dependents_begin[v];
   std::vector<std::uint32_t> dependents(plan.deps.size());
   std::vector<std::uint32_t> fill(dependents_begin.begin(), dependents_begin.end() - 1);

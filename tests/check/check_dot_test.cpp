@@ -155,6 +155,125 @@ TEST(Dot, WriteDotAndRenderSvg) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(Dot, NestingBeyondTheLimitIsRefusedNamingTheNode) {
+  graph_spec deep = nested_loops(20000);
+  try {
+    (void)to_dot(deep);
+    ADD_FAILURE() << "expected cudag::error";
+  } catch (const error& e) {
+    EXPECT_NE(std::string(e.what()).find("nested more than 64 deep"), std::string::npos) << e.what();
+    EXPECT_EQ(e.node(), loop_path(64));
+  }
+  dismantle(deep);
+
+  graph_spec at_limit = nested_loops(64);  // as deep as check() accepts: drawn
+  const std::string dot = to_dot(at_limit);
+  EXPECT_EQ(count_of(dot, "subgraph cluster_"), 64u);
+  dismantle(at_limit);
+}
+
+TEST(Dot, ChildGraphContainingItselfIsRefused) {
+  auto looped = std::make_shared<graph_spec>();
+  looped->nodes.push_back(make_node("again", child_node{looped}));
+  const graph_spec g = graph({empty("start"), make_node("outer", child_node{looped}, {"start"})});
+  try {
+    (void)to_dot(g);
+    ADD_FAILURE() << "expected cudag::error";
+  } catch (const error& e) {
+    EXPECT_NE(std::string(e.what()).find("the child graph of 'outer/again' contains itself"),
+              std::string::npos)
+        << e.what();
+    EXPECT_EQ(e.node(), "outer/again");
+  }
+  looped->nodes.clear();  // break the ownership cycle
+}
+
+// A byte string is valid UTF-8 (what Graphviz reads by default).
+bool valid_utf8(const std::string& text) {
+  for (std::size_t at = 0; at < text.size();) {
+    const auto c = static_cast<unsigned char>(text[at]);
+    std::size_t length = c < 0x80 ? 1 : c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3
+                                                  : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+    if (length == 0 || at + length > text.size()) return false;
+    for (std::size_t i = 1; i < length; ++i)
+      if ((static_cast<unsigned char>(text[at + i]) & 0xC0) != 0x80) return false;
+    if (length == 3) {
+      const auto c1 = static_cast<unsigned char>(text[at + 1]);
+      if ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 > 0x9F)) return false;
+    }
+    if (length == 4) {
+      const auto c1 = static_cast<unsigned char>(text[at + 1]);
+      if ((c == 0xF0 && c1 < 0x90) || (c == 0xF4 && c1 > 0x8F)) return false;
+    }
+    at += length;
+  }
+  return true;
+}
+
+// The longest quoted string of a DOT text (Graphviz refuses 16,384 bytes).
+std::size_t longest_quoted(const std::string& dot) {
+  std::size_t longest = 0;
+  bool inside = false;
+  std::size_t start = 0;
+  for (std::size_t at = 0; at < dot.size(); ++at) {
+    if (inside && dot[at] == '\\') {
+      ++at;
+    } else if (dot[at] == '"') {
+      if (inside) longest = std::max(longest, at - start);
+      inside = !inside;
+      start = at;
+    }
+  }
+  return longest;
+}
+
+TEST(Dot, HostileNamesGiveValidDot) {
+  using namespace std::string_literals;
+  const std::string long_name(20000, 'L');
+  const std::string with_nul = "nul\0inside"s;
+  const std::string bad_utf8 = "bad\xff\xfe\xc3(\xed\xa0\x80)\xf4\x90\x80\x80\xe2\x82"s;
+  const std::string controls = "ctl\x01\x1b[31m\x7f\ttab"s;
+  const std::string good_utf8 = "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"s;
+  kernel_node k = kernel({param<int>(long_name), buffer<float*>(bad_utf8)});
+  k.function_name = with_nul + long_name;
+  auto inner = std::make_shared<graph_spec>(graph({empty(good_utf8), empty(long_name, {good_utf8})},
+                                                  {}, {}, bad_utf8 + long_name));
+  graph_spec g = graph({empty(long_name), empty(with_nul, {long_name}),
+                        make_node(bad_utf8, std::move(k), {with_nul, "ghost" + with_nul + long_name}),
+                        make_node(controls, child_node{inner}, {bad_utf8}),
+                        make_node(good_utf8, alloc(long_name + bad_utf8), {controls})},
+                       {}, {}, with_nul + long_name);
+  const std::string dot = to_dot(g);
+  EXPECT_EQ(dot.find('\0'), std::string::npos);
+  EXPECT_TRUE(valid_utf8(dot));
+  EXPECT_LT(longest_quoted(dot), 16384u);
+  EXPECT_NE(dot.find("nul\\\\x00inside"), std::string::npos) << "NUL shown as \\x00";
+  EXPECT_NE(dot.find("bad\\\\xFF\\\\xFE"), std::string::npos);
+  EXPECT_NE(dot.find(good_utf8), std::string::npos) << "valid UTF-8 is kept as it is";
+  EXPECT_NE(dot.find("... (20000 bytes)"), std::string::npos) << "a long name says it was cut";
+  for (char c : dot) EXPECT_FALSE(static_cast<unsigned char>(c) < 0x20 && c != '\n') << int(c);
+
+  if (std::system("command -v dot >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "Graphviz 'dot' is not installed: the DOT text was checked, not rendered";
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("cudag_dot_hostile_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string dot_path = (dir / "hostile.dot").string();
+  write_dot(g, dot_path);
+  // dot -Tsvg, its warnings (Graphviz warns rather than fails on bad UTF-8)
+  // captured: a valid picture draws without any.
+  const std::string log = (dir / "dot.log").string();
+  const int status = std::system(("dot -Tsvg '" + dot_path + "' -o '" + (dir / "h.svg").string() +
+                                  "' 2>'" + log + "'").c_str());
+  std::ifstream log_in(log);
+  std::stringstream log_text;
+  log_text << log_in.rdbuf();
+  EXPECT_EQ(status, 0) << log_text.str();
+  EXPECT_EQ(log_text.str(), "") << "Graphviz complained";
+  EXPECT_TRUE(render_svg(dot_path, (dir / "hostile.svg").string()));
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Dot, WriteDotToBadPathThrowsNamingThePath) {
   try {
     write_dot(pictured(), "/nonexistent_dir_for_cudag/x.dot");

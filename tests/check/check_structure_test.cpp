@@ -133,6 +133,22 @@ TEST(CheckStructure, ChildGraphContainingItselfIsRefused) {
   looped->nodes.clear();  // break the ownership cycle
 }
 
+TEST(CheckStructure, NestingBeyondTheLimitIsRefusedWithoutRecursingThroughIt) {
+  graph_spec deep = nested_loops(20000);  // far past what a thread's stack would survive
+  try {
+    check(deep);
+    ADD_FAILURE() << "expected a check_error";
+  } catch (const check_error& e) {
+    EXPECT_NE(std::string(e.what()).find("is nested 65 graphs deep"), std::string::npos) << e.what();
+    EXPECT_EQ(e.node(), loop_path(64)) << e.what();
+  }
+  dismantle(deep);
+
+  graph_spec at_limit = nested_loops(64);
+  EXPECT_NO_THROW(check(at_limit));
+  dismantle(at_limit);
+}
+
 TEST(CheckStructure, TopologicalOrderTakesLowestDeclaredReadyNode) {
   // Declared out of order: d depends on b and c, b on a, c on nothing.
   const graph_spec g = graph({empty("d", {"b", "c"}), empty("b", {"a"}), empty("c"), empty("a"),

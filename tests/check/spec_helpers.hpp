@@ -89,6 +89,39 @@ param_decl declare(std::string name) {
 
 inline condition_decl declare_condition(std::string name) { return condition_decl{std::move(name)}; }
 
+/// `depth` while-loop nodes named "loop", each in the body of the one before,
+/// each testing its own condition; an empty node "leaf" at the bottom. Free
+/// it with dismantle(): its destructor would recurse `depth` levels.
+inline graph_spec nested_loops(std::size_t depth) {
+  graph_spec g = graph({empty("leaf")});
+  for (std::size_t d = 0; d < depth; ++d) {
+    const std::string go = "go" + std::to_string(d);
+    std::vector<graph_spec> bodies;
+    bodies.push_back(std::move(g));
+    std::vector<node> nodes;  // not an initializer list: that would copy every level below
+    nodes.push_back(make_node("loop", conditional(conditional_kind::while_loop, go, std::move(bodies))));
+    g = graph(std::move(nodes), {}, {declare_condition(go)});
+  }
+  return g;
+}
+
+/// Takes a nested_loops() spec apart one level at a time.
+inline void dismantle(graph_spec& g) {
+  while (!g.nodes.empty()) {
+    auto* c = std::get_if<conditional_node>(&g.nodes.front().params);
+    if (!c || c->bodies.empty()) break;
+    graph_spec inner = std::move(c->bodies.front());
+    g = std::move(inner);
+  }
+}
+
+/// The path of the node at nesting `depth` of nested_loops(): "loop/loop/...".
+inline std::string loop_path(std::size_t depth) {
+  std::string path = "loop";
+  for (std::size_t d = 0; d < depth; ++d) path += "/loop";
+  return path;
+}
+
 /// Runs `call`, expects a check_error whose what() contains every fragment
 /// and whose nodes() equals `nodes`.
 template <class Call>

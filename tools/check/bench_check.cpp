@@ -1,13 +1,27 @@
-// Times the check layer on a random DAG: check(), topological_order(),
-// analyze() without and with redundant edges, redundant_edges() alone.
-// Then check() of the same DAG with buffer lifetimes added (alloc, two users,
-// free per buffer), which exercises the buffer-ordering pass.
-// Usage: bench_check [nodes=100000] [edges=400000] [repeats=7] [seed=1] [buffers=10000]
+// Times the check layer on a random DAG (every other node a kernel reading
+// two parameters and a literal): check(), topological_order(), analyze()
+// without and with redundant edges, redundant_edges() alone; then check() of
+// the same DAG with buffer lifetimes added (alloc, two users, free per
+// buffer), which exercises the buffer-ordering pass; then check() of a chain
+// of 1000 kernel nodes, the shape of a graph built from nothing.
+//
+// Memory: for each call, the peak resident set during the call minus the
+// resident set before it (Linux: /proc/self/clear_refs resets the peak), next
+// to the size of the spec itself (resident set growth while it was built).
+//
+// Usage: bench_check [nodes=100000] [edges=400000] [repeats=7] [seed=1]
+//                    [buffers=10000] [kernel_every=2]
+// Redundant-edge analysis is skipped (and said so) when its cost is over
+// analyze_options' default limit.
+#include <malloc.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "cudag/check.hpp"
@@ -27,6 +41,40 @@ double median_ms(int repeats, const std::function<void()>& work) {
   return times[times.size() / 2];
 }
 
+// "VmRSS" or "VmHWM" of this process in MiB; -1 where /proc is not there.
+double status_mib(const char* field) {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  const std::string prefix = std::string(field) + ":";
+  while (std::getline(status, line))
+    if (line.rfind(prefix, 0) == 0) return std::strtod(line.c_str() + prefix.size(), nullptr) / 1024;
+  return -1;
+}
+
+// Resets the peak resident set to the current one (Linux >= 4.0).
+bool reset_peak() {
+  malloc_trim(0);
+  std::ofstream clear("/proc/self/clear_refs");
+  clear << "5";
+  clear.flush();
+  return static_cast<bool>(clear);
+}
+
+// Extra peak memory of one call, in MiB (-1 where it cannot be measured).
+double extra_peak_mib(const std::function<void()>& work) {
+  if (!reset_peak()) return -1;
+  const double before = status_mib("VmRSS");
+  work();
+  return status_mib("VmHWM") - before;
+}
+
+void report(const char* what, double ms, double extra_mib, double spec_mib) {
+  std::printf("%-34s %10.2f ms", what, ms);
+  if (extra_mib >= 0 && spec_mib > 0)
+    std::printf("   peak +%7.1f MiB (%.2fx the spec)", extra_mib, extra_mib / spec_mib);
+  std::printf("\n");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -35,34 +83,55 @@ int main(int argc, char** argv) {
   const int repeats = argc > 3 ? std::atoi(argv[3]) : 7;
   const std::uint64_t seed = argc > 4 ? std::strtoull(argv[4], nullptr, 10) : 1;
   const std::size_t buffers = argc > 5 ? std::strtoull(argv[5], nullptr, 10) : 10000;
+  const std::size_t kernel_every = argc > 6 ? std::strtoull(argv[6], nullptr, 10) : 2;
 
-  const cudag::graph_spec spec = cudag::tools::random_dag(nodes, edges, seed);
-  std::printf("random DAG: %zu nodes, %zu edges, seed %llu, median of %d runs\n", nodes, edges,
-              static_cast<unsigned long long>(seed), repeats);
+  reset_peak();
+  const double rss_before = status_mib("VmRSS");
+  cudag::graph_spec spec = cudag::tools::random_dag(nodes, edges, seed);
+  cudag::tools::make_kernel_nodes(spec, kernel_every);
+  malloc_trim(0);
+  const double spec_mib = status_mib("VmRSS") - rss_before;
+  std::printf("random DAG: %zu nodes (every %zu a kernel), %zu edges, seed %llu, median of %d runs\n",
+              nodes, kernel_every, edges, static_cast<unsigned long long>(seed), repeats);
+  std::printf("spec: %.1f MiB resident\n", spec_mib);
 
   std::size_t sink = 0;  // keeps results observable so no call is optimised away
-  const double check_ms = median_ms(repeats, [&] { cudag::check(spec); });
-  const double order_ms =
-      median_ms(repeats, [&] { sink += cudag::topological_order(spec).size(); });
-  const double analyze_ms = median_ms(repeats, [&] {
-    sink += cudag::analyze(spec, {.redundant_edges = false}).width;
-  });
+  report("check", median_ms(repeats, [&] { cudag::check(spec); }),
+         extra_peak_mib([&] { cudag::check(spec); }), spec_mib);
+  report("topological_order",
+         median_ms(repeats, [&] { sink += cudag::topological_order(spec).size(); }),
+         extra_peak_mib([&] { sink += cudag::topological_order(spec).size(); }), spec_mib);
+  report("analyze (no redundant edges)",
+         median_ms(repeats, [&] { sink += cudag::analyze(spec, {.redundant_edges = false}).width; }),
+         extra_peak_mib([&] { sink += cudag::analyze(spec, {.redundant_edges = false}).width; }),
+         spec_mib);
   std::size_t redundant = 0;
-  const double redundant_ms =
-      median_ms(repeats, [&] { redundant = cudag::redundant_edges(spec).size(); });
   cudag::graph_analysis full;
-  const double full_ms = median_ms(repeats, [&] { full = cudag::analyze(spec); });
-
-  std::printf("check                          %9.2f ms\n", check_ms);
-  std::printf("topological_order              %9.2f ms\n", order_ms);
-  std::printf("analyze (no redundant edges)   %9.2f ms\n", analyze_ms);
-  std::printf("redundant_edges                %9.2f ms\n", redundant_ms);
-  std::printf("analyze (all)                  %9.2f ms\n", full_ms);
-  cudag::graph_spec with_buffers = spec;
-  cudag::tools::add_buffer_lifetimes(with_buffers, buffers, seed + 1);
-  const double buffers_ms = median_ms(repeats, [&] { cudag::check(with_buffers); });
-  std::printf("check with %zu buffers (%zu nodes) %6.2f ms\n", buffers, with_buffers.nodes.size(),
-              buffers_ms);
+  try {
+    report("redundant_edges",
+           median_ms(repeats, [&] { redundant = cudag::redundant_edges(spec).size(); }),
+           extra_peak_mib([&] { redundant = cudag::redundant_edges(spec).size(); }), spec_mib);
+    report("analyze (all)", median_ms(repeats, [&] { full = cudag::analyze(spec); }),
+           extra_peak_mib([&] { full = cudag::analyze(spec); }), spec_mib);
+  } catch (const cudag::error& e) {
+    std::printf("redundant edges skipped: %s\n", e.what());
+    full = cudag::analyze(spec, {.redundant_edges = false});
+  }
+  {
+    cudag::graph_spec with_buffers = spec;
+    cudag::tools::add_buffer_lifetimes(with_buffers, buffers, seed + 1);
+    const std::string what = "check with " + std::to_string(buffers) + " buffers";
+    report(what.c_str(), median_ms(repeats, [&] { cudag::check(with_buffers); }), -1, 0);
+  }
+  {
+    const cudag::graph_spec chain = cudag::tools::kernel_chain(1000);
+    constexpr int calls = 200;
+    const double ms = median_ms(std::max(repeats, 11), [&] {
+      for (int i = 0; i < calls; ++i) cudag::check(chain);
+    });
+    std::printf("%-34s %10.4f ms a call (median of batches of %d)\n", "check of a 1000-kernel chain",
+                ms / calls, calls);
+  }
   std::printf("critical path %zu nodes, width %zu, %zu redundant edges (%zu)\n",
               full.critical_path, full.width, redundant, sink % 2);
   return 0;

@@ -57,6 +57,40 @@ inline graph_spec random_dag(std::size_t node_count, std::size_t edge_count, std
 
 inline void stand_in_kernel() {}
 
+/// Turns every `every`-th node of a random_dag() into a kernel node reading
+/// parameters x (float*) and n (int) and a float literal, with its grid
+/// computed from n; declares both parameters.
+inline void make_kernel_nodes(graph_spec& spec, std::size_t every = 2) {
+  if (every == 0) return;
+  spec.params.push_back(param_decl{"x", type_of<float*>()});
+  spec.params.push_back(param_decl{"n", type_of<int>()});
+  for (std::size_t i = 0; i < spec.nodes.size(); i += every) {
+    kernel_node k;
+    k.function = reinterpret_cast<const void*>(&stand_in_kernel);
+    k.function_name = "stand_in_kernel";
+    k.block = dim3(256, 1, 1);
+    k.args.push_back(value{type_of<float*>(), param_ref{"x"}});
+    k.args.push_back(make_literal(2.0f));
+    k.args.push_back(value{type_of<int>(), param_ref{"n"}});
+    k.grid_from = grid_rule{"n", 256};
+    spec.nodes[i].params = std::move(k);
+  }
+}
+
+/// A chain of `length` kernel nodes ("k0" <- "k1" <- ...), each as
+/// make_kernel_nodes() makes them: the shape of a graph built from nothing.
+inline graph_spec kernel_chain(std::size_t length) {
+  graph_spec spec;
+  spec.name = "chain_" + std::to_string(length);
+  spec.nodes.resize(length);
+  for (std::size_t i = 0; i < length; ++i) {
+    spec.nodes[i].name = "k" + std::to_string(i);
+    if (i > 0) spec.nodes[i].deps.push_back(spec.nodes[i - 1].name);
+  }
+  make_kernel_nodes(spec, 1);
+  return spec;
+}
+
 /// Adds `buffer_count` buffer lifetimes to a spec: for each, a mem_alloc node
 /// after a random existing node, two kernel nodes reading the buffer after the
 /// alloc, and a mem_free node after both. Five nodes and five edges each.
