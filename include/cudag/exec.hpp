@@ -53,6 +53,15 @@ class exec {
   /// when it had to re-instantiate.
   bool update_or_reinstantiate(const graph_spec& changed, std::span<const binding> bindings);
 
+  /// Another executable graph of the same graph with its own parameter
+  /// values: `bindings` override this exec's current values. The template
+  /// is instantiated again, not lowered again (each node's values are set
+  /// on it first); both execs then rebind and update independently. A
+  /// graph holding mem_alloc or mem_free nodes (CUDA allows one executable
+  /// graph of such a template at a time) or a captured node inside a child
+  /// graph is lowered anew instead.
+  [[nodiscard]] exec instance(std::span<const binding> bindings);
+
   /// Enables or disables a kernel, memset or memcpy node by name.
   void set_enabled(std::string_view node, bool enabled);
   [[nodiscard]] bool enabled(std::string_view node) const;

@@ -127,7 +127,20 @@ class exec_core {
   void reinstantiate(unique_graph graph, const instantiate_options& options,
                      const std::function<std::string(cudaGraphNode_t)>& name_of = {});
   /// Replaces the template after a successful cudaGraphExecUpdate from it.
-  void replace_template(unique_graph graph) noexcept { graph_ = std::move(graph); }
+  void replace_template(unique_graph graph);
+
+  /// A core for another executable graph of this template: the template
+  /// shared, what this core keeps alive kept by both, host-node failures
+  /// and retired objects its own. No executable graph yet: set the
+  /// template's nodes to the new exec's values, then instantiate_template().
+  /// From now on the template is shared by both: see template_shared().
+  [[nodiscard]] exec_core sharing_template();
+  /// Instantiates the (shared) template into this core's executable graph.
+  void instantiate_template(const instantiate_options& options,
+                            const std::function<std::string(cudaGraphNode_t)>& name_of = {});
+  /// The template is (or was) shared with another exec: it may hold that
+  /// exec's values, so a whole-graph update must first send every node.
+  [[nodiscard]] bool template_shared() const noexcept { return template_shared_; }
 
  private:
   // Declaration order is destruction order reversed: the exec goes before
@@ -135,9 +148,10 @@ class exec_core {
   std::shared_ptr<host_failure_sink> host_failures_;
   std::shared_ptr<retired_objects> retired_;
   std::vector<std::shared_ptr<const void>> owned_;
-  unique_graph graph_;
+  std::shared_ptr<CUgraph_st> graph_;  ///< shared by the execs instantiated from it
   unique_graph_exec exec_;
   std::uint64_t replays_ = 0;
+  bool template_shared_ = false;
 };
 
 /// Instantiates `graph` with `options` (no ownership taken). A refusal is

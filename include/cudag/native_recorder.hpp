@@ -11,6 +11,9 @@
 //   e.rebind("x", other);
 //   // rec.calls(): "add_kernel_node n1 g1 deps=[] scale grid=(4,1,1) ..."
 //
+// A launch runs the exec's host callables (those of its top-level graph, in
+// creation order, enabled ones only), so a test sees what each host node
+// would see; kernels and copies do not run.
 // It also injects faults (fail_call) and counts live handles and misuse (a
 // graph destroyed twice, a handle of another table), for leak checks.
 // One recorder at a time, on one thread; everything made while it is
@@ -101,6 +104,10 @@ class recorder {
   std::map<const void*, std::string> pointer_names_;
   std::map<std::pair<std::uintptr_t, std::uintptr_t>, bool> enabled_;
   std::vector<cudaGraph_t> body_graphs_;  ///< the last conditional node's bodies
+  /// Host callables: of each template node, and of each (exec, node) as
+  /// instantiation, exec setters and whole-graph updates leave them.
+  std::map<std::uintptr_t, cudaHostNodeParams> host_of_node_;
+  std::map<std::pair<std::uintptr_t, std::uintptr_t>, cudaHostNodeParams> host_of_exec_;
   std::size_t counters_[5] = {};  ///< labels per handle kind
   std::size_t allocations_ = 0;
   std::size_t condition_handles_ = 0;

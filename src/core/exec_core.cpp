@@ -10,6 +10,13 @@
 
 namespace cudag {
 
+namespace {
+std::shared_ptr<CUgraph_st> share(unique_graph graph) {
+  if (!graph) return {};
+  return std::shared_ptr<CUgraph_st>(graph.release(), graph_deleter{});
+}
+}  // namespace
+
 void host_failure_sink::record(std::string_view node, std::exception_ptr failure) noexcept {
   std::lock_guard lock(mutex_);
   if (failed_.load(std::memory_order_relaxed)) return;  // keep the first
@@ -75,7 +82,7 @@ exec_core::exec_core()
 exec_core::exec_core(unique_graph graph, const instantiate_options& options)
     : host_failures_(std::make_shared<host_failure_sink>()),
       retired_(std::make_shared<retired_objects>()),
-      graph_(std::move(graph)),
+      graph_(share(std::move(graph))),
       exec_(instantiate_native(graph_.get(), options)) {}
 
 exec_core::exec_core(exec_core&&) noexcept = default;
@@ -86,7 +93,27 @@ void exec_core::reinstantiate(unique_graph graph, const instantiate_options& opt
                               const std::function<std::string(cudaGraphNode_t)>& name_of) {
   unique_graph_exec fresh = instantiate_native(graph.get(), options, name_of);
   exec_ = std::move(fresh);
-  graph_ = std::move(graph);
+  graph_ = share(std::move(graph));
+  template_shared_ = false;
+}
+
+void exec_core::replace_template(unique_graph graph) {
+  graph_ = share(std::move(graph));
+  template_shared_ = false;
+}
+
+exec_core exec_core::sharing_template() {
+  exec_core other;
+  other.graph_ = graph_;
+  other.owned_ = owned_;
+  other.template_shared_ = true;
+  template_shared_ = true;
+  return other;
+}
+
+void exec_core::instantiate_template(const instantiate_options& options,
+                                     const std::function<std::string(cudaGraphNode_t)>& name_of) {
+  exec_ = instantiate_native(graph_.get(), options, name_of);
 }
 
 void exec_core::launch(cudaStream_t stream) {

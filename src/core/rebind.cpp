@@ -28,9 +28,12 @@ rebind_path apply_rebind(exec_core& core, rebind_nodes& nodes, std::span<const s
   }
   // The template goes whole onto the exec: first bring up to date the nodes
   // that earlier rebinds changed on the exec alone (those changed now are
-  // sent below anyway).
+  // sent below anyway). A template shared with another exec may hold that
+  // exec's values anywhere: every node is sent (captured nodes excepted:
+  // their recording goes to the exec).
+  const bool all_stale = core.template_shared();
   for (std::uint32_t v = 0; v < state.template_stale.size(); ++v) {
-    if (!state.template_stale[v]) continue;
+    if (!state.template_stale[v] && !(all_stale && !nodes.captured(v))) continue;
     state.template_stale[v] = false;
     if (!std::binary_search(dirty.begin(), dirty.end(), v))
       nodes.push(v, native::param_target::on_template());

@@ -3,9 +3,11 @@
 // enabling/disabling nodes.
 #include <algorithm>
 #include <cstring>
+#include <unordered_map>
 
 #include "cudag/check.hpp"
 #include "cudag/rebind.hpp"
+
 #include "exec_state.hpp"
 
 namespace cudag {
@@ -148,6 +150,104 @@ lowered_graph lower(const graph_spec& spec, std::span<const binding> bindings) {
   out.owned.push_back(capture_stream);
   for (const node_state& n : nodes)
     if (!n.nested) out.nodes.emplace_back(n.path, n.handle);
+  return out;
+}
+
+namespace {
+
+/// Pairs each node of `from` with the node at the same place in `to` (a
+/// copy of it); child graphs are shared by copies, their nodes pair with
+/// themselves.
+void pair_nodes(const graph_spec& from, const graph_spec& to,
+                std::unordered_map<const node*, const node*>& pairs) {
+  for (std::size_t i = 0; i < from.nodes.size(); ++i) {
+    pairs.emplace(&from.nodes[i], &to.nodes[i]);
+    if (auto* c = std::get_if<child_node>(&from.nodes[i].params))
+      pair_nodes(*c->graph, *std::get<child_node>(to.nodes[i].params).graph, pairs);
+    if (auto* c = std::get_if<conditional_node>(&from.nodes[i].params)) {
+      const auto& bodies = std::get<conditional_node>(to.nodes[i].params).bodies;
+      for (std::size_t b = 0; b < c->bodies.size(); ++b) pair_nodes(c->bodies[b], bodies[b], pairs);
+    }
+  }
+}
+
+/// CUDA allows one executable graph of a template holding memory nodes;
+/// a captured node inside a child graph cannot be given a new recording.
+bool must_lower_again(const std::vector<node_state>& nodes) {
+  return std::any_of(nodes.begin(), nodes.end(), [](const node_state& n) {
+    return n.kind == node_kind::mem_alloc || n.kind == node_kind::mem_free ||
+           (n.kind == node_kind::captured && n.nested);
+  });
+}
+
+}  // namespace
+
+exec exec::instance(std::span<const binding> bindings) {
+  const impl& from = *impl_;
+  if (must_lower_again(from.nodes)) {
+    std::vector<binding> values;
+    for (const param_state& p : from.params) values.push_back(binding{p.name, p.type, p.bytes});
+    for (const binding& b : bindings) {
+      auto it = std::find_if(values.begin(), values.end(),
+                             [&](const binding& v) { return v.name == b.name; });
+      if (it == values.end())
+        throw error("instance: graph '" + from.spec.name + "' has no parameter '" + b.name + "'");
+      *it = b;
+    }
+    return instantiate(from.spec, values, from.options);
+  }
+
+  auto st = std::make_unique<impl>();
+  st->spec = from.spec;
+  st->options = from.options;
+  st->params = from.params;
+  st->param_index = from.param_index;
+  st->values = from.values.copy();
+  st->top_level_index = from.top_level_index;
+  st->rebind.policy = from.rebind.policy;
+  std::unordered_map<const node*, const node*> pairs;
+  pair_nodes(from.spec, st->spec, pairs);
+  st->nodes.reserve(from.nodes.size());
+  for (const node_state& n : from.nodes) {
+    node_state& m = st->nodes.emplace_back();
+    m.path = n.path;
+    m.kind = n.kind;
+    m.spec_node = pairs.at(n.spec_node);
+    m.handle = n.handle;  // the template's node: exec setters take it for any of its execs
+    m.nested = n.nested;
+    m.allocation = n.allocation;
+    if (n.slots) {
+      const std::uint32_t first = from.values.index_of(n.slots);
+      m.slots = st->values.slots(first);
+      m.slot_sizes = st->values.sizes(first);
+      m.slot_count = n.slot_count;
+    }
+    m.kernel = n.kernel;
+    if (m.kind == node_kind::kernel) m.kernel.kernelParams = m.slot_count ? m.slots : nullptr;
+  }
+  exec out(std::move(st));
+  impl& o = *out.impl_;
+  for (const binding& b : bindings) out.stage(b.name, b.type, b.bytes.data(), b.bytes.size());
+  for (node_state& n : o.nodes) n.dirty = false;
+  o.dirty_scratch.clear();
+
+  // Every node's values onto the shared template, then one instantiation.
+  // Host nodes get callables of their own (reporting to this exec); a
+  // captured node is recorded again and given to the new exec.
+  o.core = impl_->core.sharing_template();
+  for (node_state& n : o.nodes)
+    if (n.kind != node_kind::captured)
+      detail::push_node_params(n, nullptr, o.capture_stream, *o.core.retired(),
+                               o.core.host_failures());
+  o.core.instantiate_template(o.options,
+                              [&](cudaGraphNode_t h) { return detail::path_of(o.nodes, h); });
+  for (node_state& n : o.nodes) {
+    if (n.kind == node_kind::host && n.host) o.core.keep_alive(n.host);
+    if (n.kind == node_kind::captured)
+      detail::push_node_params(n, o.core.native_exec(), o.capture_stream, *o.core.retired(),
+                               o.core.host_failures());
+  }
+  o.rebind.template_stale.assign(o.nodes.size(), false);
   return out;
 }
 

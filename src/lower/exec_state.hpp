@@ -49,6 +49,12 @@ class value_storage {
   [[nodiscard]] const std::uint32_t* sizes(std::uint32_t first) const noexcept {
     return sizes_.data() + first;
   }
+  /// The index of the slot `slots` points at (a node's first slot).
+  [[nodiscard]] std::uint32_t index_of(void* const* slots) const noexcept {
+    return static_cast<std::uint32_t>(slots - slots_.data());
+  }
+  /// A copy whose slots point into its own bytes.
+  [[nodiscard]] value_storage copy() const;
 
  private:
   std::vector<std::byte> bytes_;

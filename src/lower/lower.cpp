@@ -276,6 +276,19 @@ void* value_storage::place(std::uint32_t slot, std::size_t size) {
   return slots_[slot];
 }
 
+value_storage value_storage::copy() const {
+  value_storage out;
+  out.bytes_ = bytes_;
+  out.sizes_ = sizes_;
+  out.slots_.resize(slots_.size());
+  for (std::size_t k = 0; k < slots_.size(); ++k)
+    out.slots_[k] = slots_[k] ? out.bytes_.data() + (static_cast<std::byte*>(slots_[k]) - bytes_.data())
+                              : nullptr;
+  out.bytes_used_ = bytes_used_;
+  out.slots_used_ = slots_used_;
+  return out;
+}
+
 void* pointer_at(const node_state& st, std::size_t slot) {
   void* p = nullptr;
   std::memcpy(&p, st.slots[slot], sizeof(p));

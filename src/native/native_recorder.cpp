@@ -167,7 +167,9 @@ struct recorder::impl {
   }
   static cudaError_t add_host_node(cudaGraphNode_t* o, cudaGraph_t g, const cudaGraphNode_t* d,
                                    std::size_t n, const cudaHostNodeParams* p) {
-    return add("add_host_node", o, g, d, n, p->fn ? "callable" : "null callable");
+    const cudaError_t code = add("add_host_node", o, g, d, n, p->fn ? "callable" : "null callable");
+    if (code == cudaSuccess) r().host_of_node_[reinterpret_cast<std::uintptr_t>(*o)] = *p;
+    return code;
   }
   static cudaError_t add_child_graph_node(cudaGraphNode_t* o, cudaGraph_t g,
                                           const cudaGraphNode_t* d, std::size_t n,
@@ -268,8 +270,10 @@ struct recorder::impl {
   static cudaError_t memset_node_set_params(cudaGraphNode_t n, const cudaMemsetParams* p) {
     return set("memset_node_set_params", nullptr, n, memset(*p));
   }
-  static cudaError_t host_node_set_params(cudaGraphNode_t n, const cudaHostNodeParams*) {
-    return set("host_node_set_params", nullptr, n, "callable");
+  static cudaError_t host_node_set_params(cudaGraphNode_t n, const cudaHostNodeParams* p) {
+    const cudaError_t code = set("host_node_set_params", nullptr, n, "callable");
+    if (code == cudaSuccess) r().host_of_node_[reinterpret_cast<std::uintptr_t>(n)] = *p;
+    return code;
   }
   static cudaError_t event_record_node_set_event(cudaGraphNode_t n, cudaEvent_t e) {
     return set("event_record_node_set_event", nullptr, n, "event=" + pointer(e));
@@ -290,8 +294,21 @@ struct recorder::impl {
     return set("exec_memset_node_set_params", x, n, memset(*p));
   }
   static cudaError_t exec_host_node_set_params(cudaGraphExec_t x, cudaGraphNode_t n,
-                                               const cudaHostNodeParams*) {
-    return set("exec_host_node_set_params", x, n, "callable");
+                                               const cudaHostNodeParams* p) {
+    const cudaError_t code = set("exec_host_node_set_params", x, n, "callable");
+    if (code == cudaSuccess)
+      r().host_of_exec_[{reinterpret_cast<std::uintptr_t>(x), reinterpret_cast<std::uintptr_t>(n)}] = *p;
+    return code;
+  }
+  /// The exec takes the template's host callables (its top-level graph's).
+  static void copy_host_callables(cudaGraphExec_t x, cudaGraph_t g) {
+    const auto exec = reinterpret_cast<std::uintptr_t>(x);
+    for (const auto& [node, params] : r().host_of_node_) {
+      auto it = r().handles_.find(node);
+      if (it != r().handles_.end() && it->second.owner == reinterpret_cast<std::uintptr_t>(g) &&
+          it->second.state == handle_state::live)
+        r().host_of_exec_[{exec, node}] = params;
+    }
   }
   static cudaError_t exec_event_record_node_set_event(cudaGraphExec_t x, cudaGraphNode_t n,
                                                       cudaEvent_t e) {
@@ -329,6 +346,7 @@ struct recorder::impl {
       return cudaErrorInvalidValue;
     }
     *x = reinterpret_cast<cudaGraphExec_t>(r().make_handle(handle_kind::exec));
+    copy_host_callables(*x, g);
     p->result_out = cudaGraphInstantiateSuccess;
     p->errNode_out = nullptr;
     r().record(line + " -> " + pointer(*x));
@@ -350,6 +368,7 @@ struct recorder::impl {
     if (!r().is(x, handle_kind::exec) || !r().is(g, handle_kind::graph))
       r().misuse(line + ": not a live exec or graph");
     info->result = cudaGraphExecUpdateSuccess;
+    copy_host_callables(x, g);
     r().record(line);
     return cudaSuccess;
   }
@@ -364,9 +383,21 @@ struct recorder::impl {
     r().record(line);
     return cudaSuccess;
   }
+  /// Runs the exec's host callables (top-level graph), in creation order,
+  /// as the launch's work: a test sees what a host node would see.
   static cudaError_t launch(cudaGraphExec_t x, cudaStream_t s) {
     if (!r().is(x, handle_kind::exec)) r().misuse("launch: not a live exec");
-    return simple("launch", "launch " + pointer(x) + " stream=" + pointer(s));
+    const cudaError_t code = simple("launch", "launch " + pointer(x) + " stream=" + pointer(s));
+    if (code != cudaSuccess) return code;
+    const auto exec = reinterpret_cast<std::uintptr_t>(x);
+    std::vector<cudaHostNodeParams> due;
+    for (auto it = r().host_of_exec_.lower_bound({exec, 0});
+         it != r().host_of_exec_.end() && it->first.first == exec; ++it)
+      if (r().node_enabled(x, reinterpret_cast<cudaGraphNode_t>(it->first.second)))
+        due.push_back(it->second);
+    for (const cudaHostNodeParams& p : due)
+      if (p.fn) p.fn(p.userData);
+    return cudaSuccess;
   }
   static cudaError_t upload(cudaGraphExec_t x, cudaStream_t s) {
     if (!r().is(x, handle_kind::exec)) r().misuse("upload: not a live exec");

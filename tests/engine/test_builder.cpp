@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "cudag/builder.hpp"
 #include "cudag/exec.hpp"
@@ -168,4 +170,29 @@ TEST(Builder, ParameterReadersAreNamedByPath) {
             (std::vector<std::string>{"direct", "stage/clear", "branch[1]/report"}));
   EXPECT_EQ(cudag::parameter_readers(s, "n"), std::vector<std::string>{"sized"});
   EXPECT_TRUE(cudag::parameter_readers(s, "unknown").empty());
+}
+
+// The builder's name index grows while nodes are added: every name stays
+// found, in order, and a duplicate is refused at any size.
+TEST(Builder, EveryNameIsFoundAfterTheIndexGrows) {
+  cudag::builder b("many");
+  constexpr int count = 5000;
+  for (int i = 0; i < count; ++i) b.empty("node_" + std::to_string(i));
+  for (int i = 0; i < count; ++i) {
+    const std::string name = "node_" + std::to_string(i);
+    ASSERT_EQ(b.node(name).index(), std::size_t(i)) << name;
+  }
+  for (int i = 1; i < count; i += 97) b.edge("node_" + std::to_string(i - 1), "node_" + std::to_string(i));
+  EXPECT_EQ(b.spec().nodes[98].deps, std::vector<std::string>{"node_97"});
+  EXPECT_TRUE(b.spec().nodes[97].deps.empty());
+  try {
+    b.empty("node_4321");
+    FAIL() << "a duplicate name was accepted";
+  } catch (const cudag::error& e) {
+    EXPECT_EQ(e.node(), "node_4321");
+  }
+  EXPECT_EQ(b.spec().nodes.size(), std::size_t(count)) << "a refused node is not kept";
+  EXPECT_THROW((void)b.node("node_5000"), cudag::error);
+  b.empty("node_5000");  // the refused name did not leave a trace in the index
+  EXPECT_EQ(b.node("node_5000").index(), std::size_t(count));
 }
