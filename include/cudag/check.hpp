@@ -8,6 +8,7 @@
 // node of a child graph or of the one body of an if/while node, and
 // "branch[1]/inner" for a node of body 1 of an if_else or switch node.
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <utility>
@@ -88,17 +89,26 @@ struct graph_analysis {
 };
 
 struct analyze_options {
-  /// Redundant edges cost O(V * E / 64) word operations (bitset reachability);
-  /// the other analyses are linear. Off: redundant_edges stays empty.
+  /// The other analyses are linear. Redundant edges: where edges join nodes
+  /// close in the order (chains, layers, pipelines), about O(V + E); where
+  /// many edges are long, up to about V * E / 128 word operations (bitset
+  /// reachability). Off: redundant_edges stays empty.
   bool redundant_edges = true;
+  /// Above this many word operations (2^32: a few seconds), the analysis
+  /// throws cudag::error saying so, before the costly part, instead of
+  /// running for minutes (10^6 nodes and 4 * 10^6 random edges need 3 * 10^10).
+  std::uint64_t redundant_edge_work_limit = std::uint64_t{1} << 32;
 };
 
 /// Shape analyses of the top-level graph (children and bodies count as one node).
 [[nodiscard]] graph_analysis analyze(const graph_spec& spec);
 [[nodiscard]] graph_analysis analyze(const graph_spec& spec, analyze_options options);
 
-/// Only the redundant (transitively implied) edges of the top-level graph.
+/// Only the redundant (transitively implied) edges of the top-level graph,
+/// under analyze_options' default work limit.
 [[nodiscard]] std::vector<std::pair<std::string, std::string>> redundant_edges(
     const graph_spec& spec);
+[[nodiscard]] std::vector<std::pair<std::string, std::string>> redundant_edges(
+    const graph_spec& spec, std::uint64_t work_limit);
 
 }  // namespace cudag

@@ -30,13 +30,19 @@ graph_analysis analyze(const graph_spec& spec, analyze_options options) {
     result.width = std::max(result.width, ++nodes_at_depth[d]);
   }
 
-  if (options.redundant_edges) result.redundant_edges = check_detail::find_redundant_edges(view);
+  if (options.redundant_edges) result.redundant_edges =
+        check_detail::find_redundant_edges(view, options.redundant_edge_work_limit);
   return result;
 }
 
 std::vector<std::pair<std::string, std::string>> redundant_edges(const graph_spec& spec) {
+  return redundant_edges(spec, analyze_options{}.redundant_edge_work_limit);
+}
+
+std::vector<std::pair<std::string, std::string>> redundant_edges(const graph_spec& spec,
+                                                                 std::uint64_t work_limit) {
   const check_detail::graph_view view(spec, "", check_detail::describe_top_level(spec));
-  return check_detail::find_redundant_edges(view);
+  return check_detail::find_redundant_edges(view, work_limit);
 }
 
 }  // namespace cudag

@@ -31,8 +31,35 @@ class name_index {
     mask_ = slots_.size() - 1;
   }
 
+  /// A hash of 8-byte words, inlined: node names are short, and hashing is
+  /// most of what a small graph's check costs. Every load is a whole word
+  /// (the tail overlaps the last full one, or is prefix_of()), as bytes
+  /// stored one by one and read back as a word stall the CPU.
   [[nodiscard]] static std::uint64_t hash_of(std::string_view name) noexcept {
-    return std::hash<std::string_view>{}(name);
+    std::uint64_t h = 0x9E3779B97F4A7C15ull ^ (name.size() * 0xFF51AFD7ED558CCDull);
+    if (name.size() < 8) return mix(h ^ prefix_of(name));
+    const char* at = name.data();
+    std::size_t left = name.size();
+    for (; left >= 8; left -= 8, at += 8) h = mix(h ^ load8(at));
+    if (left > 0) h = mix(h ^ load8(name.data() + name.size() - 8));
+    return mix(h);
+  }
+
+  /// The first min(size, 8) bytes of `name`, zero-padded, in a word.
+  [[nodiscard]] static std::uint64_t prefix_of(std::string_view name) noexcept {
+    const char* p = name.data();
+    const std::size_t n = name.size();
+    const auto byte = [&](std::size_t i) {
+      return static_cast<std::uint64_t>(static_cast<unsigned char>(p[i]));
+    };
+    if (n >= 8) return load8(p);
+    if (n >= 4) {
+      const std::uint64_t low = load4(p), high = load4(p + n - 4);
+      return low | ((high >> (8 * (8 - n))) << 32);
+    }
+    if (n == 3) return byte(0) | (byte(1) << 8) | (byte(2) << 16);
+    if (n == 2) return byte(0) | (byte(1) << 8);
+    return n == 1 ? byte(0) : 0;
   }
 
   /// Adds node `index` under its name; returns the index already held when
@@ -74,6 +101,21 @@ class name_index {
 
  private:
   static constexpr std::uint32_t empty = ~0u;
+  static std::uint64_t load8(const char* p) noexcept {
+    std::uint64_t word;
+    std::memcpy(&word, p, 8);
+    return word;
+  }
+  static std::uint64_t load4(const char* p) noexcept {
+    std::uint32_t word;
+    std::memcpy(&word, p, 4);
+    return word;
+  }
+  static std::uint64_t mix(std::uint64_t x) noexcept {  // splitmix64's finaliser
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+  }
   struct slot {
     std::uint32_t index = empty;
     std::uint32_t tag = 0;
@@ -84,11 +126,6 @@ class name_index {
   static std::uint32_t tag_of(std::uint64_t hash, std::size_t length) noexcept {
     return (static_cast<std::uint32_t>(hash >> 32) & ~0xFu) |
            static_cast<std::uint32_t>(std::min<std::size_t>(length, 15));
-  }
-  static std::uint64_t prefix_of(std::string_view name) noexcept {
-    std::uint64_t prefix = 0;
-    std::memcpy(&prefix, name.data(), std::min<std::size_t>(name.size(), 8));
-    return prefix;
   }
   // Equal tags mean equal lengths up to 15; a name of at most 8 bytes is then
   // all in the prefix (zero-padded, and its length tells "a" from "a\0").
@@ -141,7 +178,10 @@ void resolve_dependencies(const name_index& names, const std::vector<node>& node
         names.prefetch(pending[issued % ahead]);
         ++issued;
       }
-      if (auto found = names.find(deps[k], hash))
+      // Chains name the node declared just before: try it before the table.
+      if (v > 0 && nodes[v - 1].name == deps[k])
+        resolved(v, k, static_cast<std::uint32_t>(v - 1));
+      else if (auto found = names.find(deps[k], hash))
         resolved(v, k, *found);
       else
         unknown(v, k);

@@ -87,12 +87,40 @@ std::size_t spec_tree::representative(std::size_t ancestor, std::size_t inner,
   return index;
 }
 
+namespace {
+
+// Graphs declare few parameters and conditions: up to this many, a scan of
+// the declarations (lengths first) beats hashing the name.
+constexpr std::size_t scan_limit = 8;
+
+bool same(std::string_view a, std::string_view b) noexcept {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
+template <class Decl>
+std::optional<std::size_t> find_declared(const std::vector<Decl>& declared,
+                                         const std::unordered_map<std::string_view, std::size_t>& index,
+                                         std::string_view name) {
+  if (declared.size() <= scan_limit) {
+    for (std::size_t i = 0; i < declared.size(); ++i)
+      if (same(declared[i].name, name)) return i;
+    return std::nullopt;
+  }
+  if (auto it = index.find(name); it != index.end()) return it->second;
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<spec_tree::param_found> spec_tree::find_param(std::size_t from,
                                                             std::string_view name) const {
   for (std::size_t f = from; f != no_frame; f = frames_[f]->parent) {
     const frame& fr = *frames_[f];
-    if (auto it = fr.param_index.find(name); it != fr.param_index.end())
-      return param_found{f, &fr.spec().params[it->second]};
+    if (auto i = find_declared(fr.spec().params, fr.param_index, name))
+      return param_found{f, &fr.spec().params[*i]};
   }
   return std::nullopt;
 }
@@ -101,8 +129,8 @@ std::optional<spec_tree::condition_found> spec_tree::find_condition(std::size_t 
                                                                     std::string_view name) const {
   for (std::size_t f = from; f != no_frame; f = frames_[f]->parent) {
     const frame& fr = *frames_[f];
-    if (auto it = fr.condition_index.find(name); it != fr.condition_index.end())
-      return condition_found{f, &fr.spec().conditions[it->second]};
+    if (auto i = find_declared(fr.spec().conditions, fr.condition_index, name))
+      return condition_found{f, &fr.spec().conditions[*i]};
   }
   return std::nullopt;
 }
