@@ -114,4 +114,20 @@ struct lowered_graph {
 };
 [[nodiscard]] lowered_graph lower(const graph_spec& spec, std::span<const binding> bindings);
 
+/// A spec's nodes added to a stream capture in progress, and what they
+/// point at: keep this alive as long as the captured graph and every
+/// executable graph made from it.
+struct graph_in_capture {
+  std::vector<std::pair<std::string, cudaGraphNode_t>> nodes;  ///< top level, creation order
+  std::vector<std::shared_ptr<const void>> owned;
+  std::shared_ptr<host_failure_sink> host_failures;  ///< where the spec's host nodes report
+};
+/// Adds `spec` (checked with `bindings`) to the graph being captured on
+/// `stream`, in place: its roots depend on the work captured so far and the
+/// stream's later work depends on its leaves. Unlike a child-graph node it
+/// keeps conditional nodes, which CUDA cannot clone into a child. Throws,
+/// naming the graph, if the stream is not capturing.
+[[nodiscard]] graph_in_capture add_to_capture(cudaStream_t stream, const graph_spec& spec,
+                                              std::span<const binding> bindings);
+
 }  // namespace cudag

@@ -19,6 +19,7 @@ struct api_table {
   // graphs and nodes
   cudaError_t (*graph_create)(cudaGraph_t*, unsigned int);
   cudaError_t (*graph_destroy)(cudaGraph_t);
+  cudaError_t (*graph_destroy_node)(cudaGraphNode_t);
   cudaError_t (*add_kernel_node)(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*,
                                  std::size_t, const cudaKernelNodeParams*);
   cudaError_t (*add_memcpy_node)(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*,
@@ -83,6 +84,14 @@ struct api_table {
   cudaError_t (*stream_synchronize)(cudaStream_t);
   cudaError_t (*stream_begin_capture)(cudaStream_t, cudaStreamCaptureMode);
   cudaError_t (*stream_end_capture)(cudaStream_t, cudaGraph_t*);
+  /// The graph a capture in progress builds and the nodes its next work
+  /// will depend on (cudaStreamGetCaptureInfo).
+  cudaError_t (*stream_get_capture_info)(cudaStream_t, cudaStreamCaptureStatus*, unsigned long long*,
+                                         cudaGraph_t*, const cudaGraphNode_t**,
+                                         const cudaGraphEdgeData**, std::size_t*);
+  cudaError_t (*stream_update_capture_dependencies)(cudaStream_t, cudaGraphNode_t*,
+                                                    const cudaGraphEdgeData*, std::size_t,
+                                                    unsigned int);
   cudaError_t (*get_device)(int*);
   /// Clears the calling thread's last (non-sticky) error.
   cudaError_t (*get_last_error)();

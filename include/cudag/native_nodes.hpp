@@ -29,6 +29,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "cudag/error.hpp"
 #include "cudag/exec_core.hpp"
@@ -150,6 +151,21 @@ void begin_capture(cudaStream_t stream, cudaStreamCaptureMode mode, std::string_
 /// Ends and discards a capture after a failure inside it; clears the
 /// thread's last error so that later calls are not poisoned.
 void abandon_capture(cudaStream_t stream) noexcept;
+
+/// A capture in progress: the graph it builds and what its next work
+/// depends on.
+struct capture_point {
+  cudaGraph_t graph = nullptr;
+  std::vector<cudaGraphNode_t> dependencies;
+};
+/// Throws, naming `name` (the graph being added), if `stream` is not
+/// capturing.
+[[nodiscard]] capture_point capture_in_progress(cudaStream_t stream, std::string_view name);
+/// Removes a node (and its edges) from its graph: undoes a partial insertion.
+void destroy_node(cudaGraphNode_t node) noexcept;
+/// Makes `nodes` what the stream's next captured work depends on.
+void set_capture_dependencies(cudaStream_t stream, std::span<const cudaGraphNode_t> nodes,
+                              std::string_view name);
 
 /// Records what `record(stream)` issues on `stream` into a new graph: the
 /// one way captured nodes are recorded, at lowering and at rebind.

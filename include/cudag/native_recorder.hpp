@@ -108,6 +108,13 @@ class recorder {
   /// instantiation, exec setters and whole-graph updates leave them.
   std::map<std::uintptr_t, cudaHostNodeParams> host_of_node_;
   std::map<std::pair<std::uintptr_t, std::uintptr_t>, cudaHostNodeParams> host_of_exec_;
+  /// Streams being captured: the graph the capture builds, what the next
+  /// captured work depends on.
+  struct capture_state {
+    cudaGraph_t graph;
+    std::vector<cudaGraphNode_t> dependencies;
+  };
+  std::map<std::uintptr_t, capture_state> captures_;
   std::size_t counters_[5] = {};  ///< labels per handle kind
   std::size_t allocations_ = 0;
   std::size_t condition_handles_ = 0;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "cudag/check.hpp"
 #include "cudag/rebind.hpp"
@@ -248,6 +249,45 @@ exec exec::instance(std::span<const binding> bindings) {
                                o.core.host_failures());
   }
   o.rebind.template_stale.assign(o.nodes.size(), false);
+  return out;
+}
+
+graph_in_capture add_to_capture(cudaStream_t stream, const graph_spec& spec,
+                                std::span<const binding> bindings) {
+  check(spec, bindings);
+  std::vector<param_state> params;
+  detail::name_map<std::uint32_t> index;
+  detail::bind_params(spec, bindings, params, index);
+  const native::capture_point at = native::capture_in_progress(stream, spec.name);
+  graph_in_capture out;
+  out.host_failures = std::make_shared<host_failure_sink>();
+  std::vector<node_state> nodes;
+  auto values = std::make_shared<detail::value_storage>();
+  auto capture_stream = std::make_shared<unique_stream>();
+  try {
+    detail::lower_into(spec, params, index, at.graph, nodes, *values, out.owned, out.host_failures,
+                       *capture_stream, at.dependencies);
+  } catch (...) {
+    // The capture's graph is the caller's: take out what was added to it
+    // (a child or conditional node takes its nested nodes with it).
+    for (auto it = nodes.rbegin(); it != nodes.rend(); ++it)
+      if (!it->nested && it->handle) native::destroy_node(it->handle);
+    throw;
+  }
+  out.owned.push_back(values);
+  out.owned.push_back(capture_stream);
+  // The stream's next work follows the spec's leaves (its top-level nodes
+  // no other top-level node depends on).
+  std::unordered_set<std::string_view> depended_on;
+  for (const node& n : spec.nodes)
+    for (const std::string& d : n.deps) depended_on.insert(d);
+  std::vector<cudaGraphNode_t> leaves;
+  for (const node_state& n : nodes) {
+    if (n.nested) continue;
+    out.nodes.emplace_back(n.path, n.handle);
+    if (!depended_on.count(n.spec_node->name)) leaves.push_back(n.handle);
+  }
+  if (!leaves.empty()) native::set_capture_dependencies(stream, leaves, spec.name);
   return out;
 }
 

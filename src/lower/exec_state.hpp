@@ -110,12 +110,15 @@ void apply_grid_rule(node_state& st, const grid_rule& rule, const param_state& c
 /// Lowers `spec` (already checked) with `params` bound into a new graph;
 /// fills `nodes` and the parameter uses. `owned` receives what the graph
 /// points at; `capture_stream` (made on first use) records captured nodes.
-/// Used by instantiate, update and lower().
+/// The top-level graph's roots depend on `root_dependencies` (nodes of
+/// `graph`: a capture's current dependencies). Used by instantiate, update,
+/// lower() and add_to_capture().
 void lower_into(const graph_spec& spec, std::vector<param_state>& params,
                 const name_map<std::uint32_t>& param_index, cudaGraph_t graph,
                 std::vector<node_state>& nodes, value_storage& storage,
                 std::vector<std::shared_ptr<const void>>& owned,
-                const std::shared_ptr<host_failure_sink>& failures, unique_stream& capture_stream);
+                const std::shared_ptr<host_failure_sink>& failures, unique_stream& capture_stream,
+                std::span<const cudaGraphNode_t> root_dependencies = {});
 
 /// Sets the node's native parameters from its resolved values. `on_exec`:
 /// the executable graph's node (exec setters), else the template graph's.

@@ -40,9 +40,11 @@ class lowerer {
   lowerer(std::vector<param_state>& params, const name_map<std::uint32_t>& param_index,
           std::vector<node_state>& nodes, value_storage& storage,
           std::vector<std::shared_ptr<const void>>& owned,
-          const std::shared_ptr<host_failure_sink>& failures, unique_stream& capture_stream)
+          const std::shared_ptr<host_failure_sink>& failures, unique_stream& capture_stream,
+          std::span<const cudaGraphNode_t> root_dependencies)
       : params_(params), param_index_(param_index), nodes_(nodes), storage_(storage),
-        owned_(owned), failures_(failures), capture_stream_(capture_stream) {}
+        owned_(owned), failures_(failures), capture_stream_(capture_stream),
+        root_dependencies_(root_dependencies) {}
 
   void lower_graph(const graph_spec& g, cudaGraph_t target, const scope* parent,
                    const std::string& prefix, bool nested) {
@@ -57,11 +59,13 @@ class lowerer {
     std::vector<cudaGraphNode_t> created(g.nodes.size(), nullptr);
     std::vector<cudaGraphNode_t> deps;
 
+    const bool top_level = parent == nullptr;
     for (std::uint32_t i : plan.order) {
       const node& n = g.nodes[i];
       deps.clear();
       for (std::uint32_t k = plan.dep_begin[i]; k < plan.dep_begin[i + 1]; ++k)
         deps.push_back(created[plan.deps[k]]);
+      if (top_level && deps.empty()) deps.assign(root_dependencies_.begin(), root_dependencies_.end());
       const auto index = static_cast<std::uint32_t>(nodes_.size());
       node_state& st = nodes_.emplace_back();
       st.path = prefix + n.name;
@@ -228,6 +232,7 @@ class lowerer {
   std::vector<std::shared_ptr<const void>>& owned_;
   const std::shared_ptr<host_failure_sink>& failures_;
   unique_stream& capture_stream_;
+  std::span<const cudaGraphNode_t> root_dependencies_;  ///< of the top-level graph's roots
 };
 
 }  // namespace
@@ -364,10 +369,11 @@ void lower_into(const graph_spec& spec, std::vector<param_state>& params,
                 const name_map<std::uint32_t>& param_index, cudaGraph_t graph,
                 std::vector<node_state>& nodes, value_storage& storage,
                 std::vector<std::shared_ptr<const void>>& owned,
-                const std::shared_ptr<host_failure_sink>& failures, unique_stream& capture_stream) {
+                const std::shared_ptr<host_failure_sink>& failures, unique_stream& capture_stream,
+                std::span<const cudaGraphNode_t> root_dependencies) {
   storage.reserve_for(spec);
   nodes.reserve(spec.total_nodes());
-  lowerer l(params, param_index, nodes, storage, owned, failures, capture_stream);
+  lowerer l(params, param_index, nodes, storage, owned, failures, capture_stream, root_dependencies);
   l.lower_graph(spec, graph, nullptr, "", false);
 }
 

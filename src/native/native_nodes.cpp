@@ -17,6 +17,7 @@ cudaError_t get_last_error() { return cudaGetLastError(); }
 const api_table runtime_table{
     &cudaGraphCreate,
     &cudaGraphDestroy,
+    &cudaGraphDestroyNode,
     &cudaGraphAddKernelNode,
     &cudaGraphAddMemcpyNode,
     &cudaGraphAddMemsetNode,
@@ -55,6 +56,8 @@ const api_table runtime_table{
     &cudaStreamSynchronize,
     &cudaStreamBeginCapture,
     &cudaStreamEndCapture,
+    &cudaStreamGetCaptureInfo,
+    &cudaStreamUpdateCaptureDependencies,
     &cudaGetDevice,
     &get_last_error,
 };
@@ -362,6 +365,33 @@ unique_graph end_capture(cudaStream_t stream, std::string_view name) {
   check(code, "cudaStreamEndCapture", name);
   return owned;
 }
+
+capture_point capture_in_progress(cudaStream_t stream, std::string_view name) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  capture_point point;
+  const cudaGraphNode_t* deps = nullptr;
+  std::size_t count = 0;
+  check(api().stream_get_capture_info(stream, &status, nullptr, &point.graph, &deps, nullptr, &count),
+        "cudaStreamGetCaptureInfo", name);
+  if (status != cudaStreamCaptureStatusActive)
+    throw error("graph '" + std::string(name) + "': the stream is not capturing" +
+                    (status == cudaStreamCaptureStatusInvalidated
+                         ? " (its capture was invalidated by an earlier error)"
+                         : " (begin a capture on it first)"),
+                cudaErrorIllegalState, "cudaStreamGetCaptureInfo");
+  point.dependencies.assign(deps, deps + count);
+  return point;
+}
+
+void set_capture_dependencies(cudaStream_t stream, std::span<const cudaGraphNode_t> nodes,
+                              std::string_view name) {
+  std::vector<cudaGraphNode_t> copy(nodes.begin(), nodes.end());
+  check(api().stream_update_capture_dependencies(stream, copy.data(), nullptr, copy.size(),
+                                                 cudaStreamSetCaptureDependencies),
+        "cudaStreamUpdateCaptureDependencies", name);
+}
+
+void destroy_node(cudaGraphNode_t node) noexcept { (void)api().graph_destroy_node(node); }
 
 void abandon_capture(cudaStream_t stream) noexcept {
   cudaGraph_t graph = nullptr;

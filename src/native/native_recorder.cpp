@@ -142,6 +142,17 @@ struct recorder::impl {
     r().record("graph_create " + pointer(*g) + " flags=" + std::to_string(flags));
     return cudaSuccess;
   }
+  static cudaError_t graph_destroy_node(cudaGraphNode_t n) {
+    const std::string line = "graph_destroy_node " + pointer(n);
+    if (const cudaError_t code = enter("graph_destroy_node", line)) return code;
+    if (!r().is(n, handle_kind::node)) {
+      r().misuse(line + ": not a live node");
+      return cudaErrorInvalidValue;
+    }
+    r().handles_[reinterpret_cast<std::uintptr_t>(n)].state = handle_state::destroyed;
+    r().record(line);
+    return cudaSuccess;
+  }
   static cudaError_t graph_destroy(cudaGraph_t g) {
     const std::string line = "graph_destroy " + pointer(g);
     if (const cudaError_t code = enter("graph_destroy", line)) return code;
@@ -424,17 +435,79 @@ struct recorder::impl {
     return simple("stream_synchronize", "stream_synchronize " + pointer(s));
   }
   static cudaError_t stream_begin_capture(cudaStream_t s, cudaStreamCaptureMode mode) {
-    return simple("stream_begin_capture",
-                  "stream_begin_capture " + pointer(s) + " mode=" + std::to_string(int(mode)));
+    const cudaError_t code = simple(
+        "stream_begin_capture", "stream_begin_capture " + pointer(s) + " mode=" + std::to_string(int(mode)));
+    if (code == cudaSuccess) {
+      const auto stream = reinterpret_cast<std::uintptr_t>(s);
+      if (r().captures_.count(stream)) r().misuse("stream_begin_capture: the stream is already capturing");
+      // The graph the capture builds exists from the start (work can be
+      // added to it while capturing); it is named when the capture ends.
+      r().captures_[stream] = {reinterpret_cast<cudaGraph_t>(r().make_handle(handle_kind::graph)), {}};
+    }
+    return code;
   }
   static cudaError_t stream_end_capture(cudaStream_t s, cudaGraph_t* g) {
     const std::string line = "stream_end_capture " + pointer(s);
+    auto it = r().captures_.find(reinterpret_cast<std::uintptr_t>(s));
+    cudaGraph_t built = nullptr;
+    if (it != r().captures_.end()) {
+      built = it->second.graph;
+      r().captures_.erase(it);
+    }
     if (const cudaError_t code = enter("stream_end_capture", line)) {
+      if (built) destroy_graph_tree(reinterpret_cast<std::uintptr_t>(built));
       *g = nullptr;
       return code;
     }
-    *g = reinterpret_cast<cudaGraph_t>(r().make_handle(handle_kind::graph));
+    if (!built) {
+      r().misuse(line + ": the stream is not capturing");
+      *g = nullptr;
+      return cudaErrorIllegalState;
+    }
+    *g = built;
     r().record(line + " -> " + pointer(*g));
+    return cudaSuccess;
+  }
+  static cudaError_t stream_get_capture_info(cudaStream_t s, cudaStreamCaptureStatus* status,
+                                             unsigned long long* id, cudaGraph_t* graph,
+                                             const cudaGraphNode_t** deps,
+                                             const cudaGraphEdgeData** edge_data,
+                                             std::size_t* count) {
+    std::string line = "stream_get_capture_info " + pointer(s);
+    if (const cudaError_t code = enter("stream_get_capture_info", line)) return code;
+    auto it = r().captures_.find(reinterpret_cast<std::uintptr_t>(s));
+    if (status) *status = it == r().captures_.end() ? cudaStreamCaptureStatusNone : cudaStreamCaptureStatusActive;
+    if (id) *id = it == r().captures_.end() ? 0 : reinterpret_cast<std::uintptr_t>(s);
+    if (graph) *graph = it == r().captures_.end() ? nullptr : it->second.graph;
+    if (deps) *deps = it == r().captures_.end() ? nullptr : it->second.dependencies.data();
+    if (edge_data) *edge_data = nullptr;
+    if (count) *count = it == r().captures_.end() ? 0 : it->second.dependencies.size();
+    if (it == r().captures_.end()) {
+      r().record(line + " -> not capturing");
+    } else {
+      line += " -> " + pointer(it->second.graph) + " deps=[";
+      for (std::size_t k = 0; k < it->second.dependencies.size(); ++k)
+        line += (k ? "," : "") + pointer(it->second.dependencies[k]);
+      r().record(line + "]");
+    }
+    return cudaSuccess;
+  }
+  static cudaError_t stream_update_capture_dependencies(cudaStream_t s, cudaGraphNode_t* nodes,
+                                                        const cudaGraphEdgeData*, std::size_t count,
+                                                        unsigned flags) {
+    std::string line = "stream_update_capture_dependencies " + pointer(s) +
+                       (flags == cudaStreamSetCaptureDependencies ? " set [" : " add [");
+    for (std::size_t k = 0; k < count; ++k) line += (k ? "," : "") + pointer(nodes[k]);
+    line += "]";
+    if (const cudaError_t code = enter("stream_update_capture_dependencies", line)) return code;
+    auto it = r().captures_.find(reinterpret_cast<std::uintptr_t>(s));
+    if (it == r().captures_.end()) {
+      r().misuse(line + ": the stream is not capturing");
+      return cudaErrorIllegalState;
+    }
+    if (flags == cudaStreamSetCaptureDependencies) it->second.dependencies.clear();
+    it->second.dependencies.insert(it->second.dependencies.end(), nodes, nodes + count);
+    r().record(line);
     return cudaSuccess;
   }
   static cudaError_t get_device(int* device) {
@@ -451,6 +524,7 @@ struct recorder::impl {
 const api_table recorder::impl::table{
     &impl::graph_create,
     &impl::graph_destroy,
+    &impl::graph_destroy_node,
     &impl::add_kernel_node,
     &impl::add_memcpy_node,
     &impl::add_memset_node,
@@ -489,6 +563,8 @@ const api_table recorder::impl::table{
     &impl::stream_synchronize,
     &impl::stream_begin_capture,
     &impl::stream_end_capture,
+    &impl::stream_get_capture_info,
+    &impl::stream_update_capture_dependencies,
     &impl::get_device,
     &impl::get_last_error,
 };

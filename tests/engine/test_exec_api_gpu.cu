@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -384,5 +385,56 @@ TEST(ExecApi, InstancesOfOneGraphRunWithTheirOwnValues) {
   ASSERT_NO_FATAL_FAILURE(expect(a, n, 10.0f, "instance a after its whole update"));
   EXPECT_EQ(host_a.load(), 2);
   EXPECT_EQ(host_b.load(), 2);
+  ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+}
+
+// A spec with a WHILE loop added in place to a stream capture, between
+// work captured before it and after it: the loop runs its rounds and the
+// three stages run in stream order, every replay.
+TEST(ExecApi, SpecWithAConditionalAddedToAStreamCapture) {
+  CUDAG_REQUIRE_GPU();
+  constexpr int n = 256;
+  constexpr int rounds = 5;
+  cudag::unique_stream s = cudag::make_stream();
+  cudag::device_buffer<float> x(n);
+  cudag::device_buffer<int> counter(1);
+  cudag::builder loop_body("loop_body");
+  cudag::builder b("middle");
+  auto px = b.param<float*>("x");
+  auto pc = b.param<int*>("counter");
+  auto more = b.condition("more", 1);
+  loop_body.kernel("count", CUDAG_KERNEL(count_and_continue), cudag::launch(1, 1), more, pc, rounds);
+  auto twice = b.kernel("twice", CUDAG_KERNEL(scale), cudag::launch(1, n), px, 2.0f, n);
+  auto loop = b.while_loop("loop", more, loop_body.build());
+  b.edge(twice, loop);
+  const cudag::binding binds[] = {cudag::bind("x", x.data()), cudag::bind("counter", counter.data())};
+
+  cudaGraph_t raw = nullptr;
+  ASSERT_EQ(cudaStreamBeginCapture(s.get(), cudaStreamCaptureModeThreadLocal), cudaSuccess);
+  fill_iota<<<1, n, 0, s.get()>>>(x.data(), 1.0f, n);
+  std::optional<cudag::graph_in_capture> inserted;
+  try {
+    inserted.emplace(cudag::add_to_capture(s.get(), b.build(), binds));
+  } catch (...) {
+    (void)cudaStreamEndCapture(s.get(), &raw);
+    if (raw) (void)cudaGraphDestroy(raw);
+    throw;
+  }
+  scale<<<1, n, 0, s.get()>>>(x.data(), 3.0f, n);
+  ASSERT_EQ(cudaStreamEndCapture(s.get(), &raw), cudaSuccess);
+  cudag::unique_graph captured(raw);
+  size_t count = 0;
+  ASSERT_EQ(cudaGraphGetNodes(captured.get(), nullptr, &count), cudaSuccess);
+  EXPECT_EQ(count, 4u) << "iota, twice, loop, times three";
+  cudag::unique_graph_exec e = cudag::instantiate_native(captured.get(), {});
+  for (int replay = 0; replay < 2; ++replay) {
+    fill(x, poison);
+    fill(counter, 0);
+    ASSERT_EQ(cudaGraphLaunch(e.get(), s.get()), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(s.get()), cudaSuccess);
+    const auto h = read_back(x);
+    for (int k = 0; k < n; ++k) ASSERT_FLOAT_EQ(h[k], 6.0f * (1.0f + k)) << "replay " << replay << " element " << k;
+    EXPECT_EQ(read_back(counter)[0], rounds) << "replay " << replay;
+  }
   ASSERT_EQ(cudaGetLastError(), cudaSuccess);
 }
