@@ -2,7 +2,10 @@
 // rely on resolved names and an acyclic graph in every frame.
 #include "cudag/check.hpp"
 
+#include <boost/range/iterator_range.hpp>
+
 #include "check_passes.hpp"
+#include "checked_plan.hpp"
 #include "spec_tree.hpp"
 
 namespace cudag {
@@ -27,5 +30,30 @@ void check(const graph_spec& spec, std::span<const binding> bindings) {
   run_spec_passes(tree);
   check_detail::check_bindings(tree, bindings);
 }
+
+namespace check_detail {
+
+checked_plans check_and_plan(const graph_spec& spec, std::span<const binding> bindings) {
+  const spec_tree tree(spec);
+  run_spec_passes(tree);
+  check_bindings(tree, bindings);
+  checked_plans plans;
+  plans.reserve(tree.size());
+  for (std::size_t f = 0; f < tree.size(); ++f) {
+    const graph_view& view = tree.at(f).view;
+    dependency_plan& plan = plans[&view.spec()];
+    plan.order.assign(view.order().begin(), view.order().end());
+    plan.dep_begin = view.first_slot();
+    plan.deps.resize(plan.dep_begin.back());
+    for (std::uint32_t v = 0; v < view.size(); ++v) {
+      std::uint32_t slot = plan.dep_begin[v];
+      for (const auto e : boost::make_iterator_range(out_edges(v, view.dependencies())))
+        plan.deps[slot++] = static_cast<std::uint32_t>(target(e, view.dependencies()));
+    }
+  }
+  return plans;
+}
+
+}  // namespace check_detail
 
 }  // namespace cudag

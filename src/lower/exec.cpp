@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "../check/checked_plan.hpp"
 #include "cudag/check.hpp"
 #include "cudag/rebind.hpp"
 
@@ -100,13 +101,14 @@ std::unique_ptr<exec::impl> lower_fresh(graph_spec spec, std::span<const binding
                                         std::shared_ptr<host_failure_sink> failures,
                                         unique_graph& graph_out,
                                         std::vector<std::shared_ptr<const void>>& owned) {
-  check(spec, bindings);
   auto st = std::make_unique<exec::impl>();
   st->spec = std::move(spec);
+  // Checked where it will live: the plans are keyed by each graph's address.
+  const check_detail::checked_plans plans = check_detail::check_and_plan(st->spec, bindings);
   st->options = options;
   detail::bind_params(st->spec, bindings, st->params, st->param_index);
   graph_out = make_graph();
-  detail::lower_into(st->spec, st->params, st->param_index, graph_out.get(), st->nodes,
+  detail::lower_into(st->spec, plans, st->params, st->param_index, graph_out.get(), st->nodes,
                      st->values, owned, failures, st->capture_stream);
   for (std::uint32_t i = 0; i < st->nodes.size(); ++i)
     if (!st->nodes[i].nested) st->top_level_index.emplace(st->nodes[i].path, i);
@@ -134,7 +136,7 @@ exec instantiate(graph_spec spec, std::span<const binding> bindings,
 }
 
 lowered_graph lower(const graph_spec& spec, std::span<const binding> bindings) {
-  check(spec, bindings);
+  const check_detail::checked_plans plans = check_detail::check_and_plan(spec, bindings);
   std::vector<param_state> params;
   detail::name_map<std::uint32_t> index;
   detail::bind_params(spec, bindings, params, index);
@@ -146,7 +148,7 @@ lowered_graph lower(const graph_spec& spec, std::span<const binding> bindings) {
   auto capture_stream = std::make_shared<unique_stream>();
   out.owned.push_back(failures);
   out.owned.push_back(values);
-  detail::lower_into(spec, params, index, out.graph.get(), nodes, *values, out.owned, failures,
+  detail::lower_into(spec, plans, params, index, out.graph.get(), nodes, *values, out.owned, failures,
                      *capture_stream);
   out.owned.push_back(capture_stream);
   for (const node_state& n : nodes)
@@ -254,7 +256,7 @@ exec exec::instance(std::span<const binding> bindings) {
 
 graph_in_capture add_to_capture(cudaStream_t stream, const graph_spec& spec,
                                 std::span<const binding> bindings) {
-  check(spec, bindings);
+  const check_detail::checked_plans plans = check_detail::check_and_plan(spec, bindings);
   std::vector<param_state> params;
   detail::name_map<std::uint32_t> index;
   detail::bind_params(spec, bindings, params, index);
@@ -265,7 +267,7 @@ graph_in_capture add_to_capture(cudaStream_t stream, const graph_spec& spec,
   auto values = std::make_shared<detail::value_storage>();
   auto capture_stream = std::make_shared<unique_stream>();
   try {
-    detail::lower_into(spec, params, index, at.graph, nodes, *values, out.owned, out.host_failures,
+    detail::lower_into(spec, plans, params, index, at.graph, nodes, *values, out.owned, out.host_failures,
                        *capture_stream, at.dependencies);
   } catch (...) {
     // The capture's graph is the caller's: take out what was added to it

@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "../check/checked_plan.hpp"
 #include "cudag/exec.hpp"
 #include "cudag/native_nodes.hpp"
 #include "cudag/rebind.hpp"
@@ -107,13 +108,14 @@ void apply_grid_rule(node_state& st, const grid_rule& rule, const param_state& c
 [[nodiscard]] unique_graph record_captured(const node_state& st, const captured_node& p,
                                            cudaStream_t stream);
 
-/// Lowers `spec` (already checked) with `params` bound into a new graph;
+/// Lowers `spec` (checked: `plans` are check_and_plan's) with `params` bound into a new graph;
 /// fills `nodes` and the parameter uses. `owned` receives what the graph
 /// points at; `capture_stream` (made on first use) records captured nodes.
 /// The top-level graph's roots depend on `root_dependencies` (nodes of
 /// `graph`: a capture's current dependencies). Used by instantiate, update,
 /// lower() and add_to_capture().
-void lower_into(const graph_spec& spec, std::vector<param_state>& params,
+void lower_into(const graph_spec& spec, const check_detail::checked_plans& plans,
+                std::vector<param_state>& params,
                 const name_map<std::uint32_t>& param_index, cudaGraph_t graph,
                 std::vector<node_state>& nodes, value_storage& storage,
                 std::vector<std::shared_ptr<const void>>& owned,

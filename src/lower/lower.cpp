@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "../check/dependency_plan.hpp"
 #include "cudag/check.hpp"
 #include "exec_state.hpp"
 
@@ -37,12 +36,13 @@ struct scope {
 
 class lowerer {
  public:
-  lowerer(std::vector<param_state>& params, const name_map<std::uint32_t>& param_index,
+  lowerer(const check_detail::checked_plans& plans, std::vector<param_state>& params,
+          const name_map<std::uint32_t>& param_index,
           std::vector<node_state>& nodes, value_storage& storage,
           std::vector<std::shared_ptr<const void>>& owned,
           const std::shared_ptr<host_failure_sink>& failures, unique_stream& capture_stream,
           std::span<const cudaGraphNode_t> root_dependencies)
-      : params_(params), param_index_(param_index), nodes_(nodes), storage_(storage),
+      : plans_(plans), params_(params), param_index_(param_index), nodes_(nodes), storage_(storage),
         owned_(owned), failures_(failures), capture_stream_(capture_stream),
         root_dependencies_(root_dependencies) {}
 
@@ -55,7 +55,10 @@ class lowerer {
           c.name, native::create_condition(target, c.default_value, c.assign_default,
                                            prefix + c.name));
 
-    const check_detail::dependency_plan plan = check_detail::plan_dependencies(g);
+    const auto found = plans_.find(&g);
+    if (found == plans_.end())
+      throw error("internal error: graph '" + g.name + "' was not checked before lowering");
+    const check_detail::dependency_plan& plan = found->second;
     std::vector<cudaGraphNode_t> created(g.nodes.size(), nullptr);
     std::vector<cudaGraphNode_t> deps;
 
@@ -225,6 +228,7 @@ class lowerer {
     return capture_stream_.get();
   }
 
+  const check_detail::checked_plans& plans_;
   std::vector<param_state>& params_;
   const name_map<std::uint32_t>& param_index_;
   std::vector<node_state>& nodes_;
@@ -365,7 +369,8 @@ unique_graph record_captured(const node_state& st, const captured_node& p, cudaS
   }
 }
 
-void lower_into(const graph_spec& spec, std::vector<param_state>& params,
+void lower_into(const graph_spec& spec, const check_detail::checked_plans& plans,
+                std::vector<param_state>& params,
                 const name_map<std::uint32_t>& param_index, cudaGraph_t graph,
                 std::vector<node_state>& nodes, value_storage& storage,
                 std::vector<std::shared_ptr<const void>>& owned,
@@ -373,7 +378,7 @@ void lower_into(const graph_spec& spec, std::vector<param_state>& params,
                 std::span<const cudaGraphNode_t> root_dependencies) {
   storage.reserve_for(spec);
   nodes.reserve(spec.total_nodes());
-  lowerer l(params, param_index, nodes, storage, owned, failures, capture_stream, root_dependencies);
+  lowerer l(plans, params, param_index, nodes, storage, owned, failures, capture_stream, root_dependencies);
   l.lower_graph(spec, graph, nullptr, "", false);
 }
 
