@@ -1,5 +1,6 @@
 // "late" reads tmp after the node that frees it.
 // expect-error: buffer_used_outside_its_lifetime<.*"node late uses buffer tmp but is not ordered before its free node free_tmp"
+// expect-name: node late uses buffer tmp
 #include "common.hpp"
 constexpr auto tmp = buffer<"tmp", float>;
 constexpr auto g = graph(mem_alloc<"alloc_tmp">(tmp, 256), kernel<"use_tmp", cf::scale>(1, 256, tmp, 2.0f, 256),

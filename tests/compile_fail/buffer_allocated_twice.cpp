@@ -1,5 +1,6 @@
 // Two mem_alloc nodes produce buffer tmp.
 // expect-error: buffer_allocated_twice<.*"tmp \(nodes (alloc_a and alloc_b|alloc_b and alloc_a)\)"
+// expect-name: tmp (nodes
 #include "common.hpp"
 constexpr auto tmp = buffer<"tmp", float>;
 constexpr auto g = graph(mem_alloc<"alloc_a">(tmp, 256), mem_alloc<"alloc_b">(tmp, 128),

@@ -1,5 +1,6 @@
 // "use_tmp" reads tmp but is not ordered after the node that allocates it.
 // expect-error: buffer_used_outside_its_lifetime<.*"node use_tmp uses buffer tmp but is not ordered after its alloc node alloc_tmp"
+// expect-name: node use_tmp uses buffer tmp
 #include "common.hpp"
 constexpr auto tmp = buffer<"tmp", float>;
 constexpr auto g = graph(mem_alloc<"alloc_tmp">(tmp, 256), kernel<"use_tmp", cf::scale>(1, 256, tmp, 2.0f, 256),

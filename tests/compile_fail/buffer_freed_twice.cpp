@@ -1,5 +1,6 @@
 // Two free nodes for one buffer.
 // expect-error: buffer_freed_twice<.*"tmp \(nodes free_a and free_b\)"
+// expect-name: tmp (nodes free_a and free_b)
 #include "common.hpp"
 constexpr auto tmp = buffer<"tmp", float>;
 constexpr auto g = graph(mem_alloc<"alloc_tmp">(tmp, 256), kernel<"use", cf::scale>(1, 32, tmp, 1.0f, n),

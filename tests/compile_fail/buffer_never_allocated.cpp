@@ -1,5 +1,6 @@
 // A kernel reads a graph-owned buffer that no node allocates.
 // expect-error: buffer_used_but_never_allocated<.*"node use uses buffer tmp"
+// expect-name: node use uses buffer tmp
 #include "common.hpp"
 constexpr auto tmp = buffer<"tmp", float>;
 constexpr auto g = graph(kernel<"use", cf::scale>(1, 32, tmp, 1.0f, n));

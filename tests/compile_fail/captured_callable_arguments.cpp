@@ -1,5 +1,6 @@
 // A captured callable takes the capture stream first; this one does not.
 // expect-error: callable_does_not_accept_arguments<.*"record_gemm"\}, .*, CUstream_st\*, float\*, int>
+// expect-name: record_gemm
 #include "common.hpp"
 constexpr auto g =
     graph(captured<"record_gemm", "gemm">([](float* p, int count) { (void)p, (void)count; }, x, n));

@@ -1,4 +1,5 @@
 // A chain of one node joins nothing.
 // expect-error: static assertion failed.*cudag: a chain joins at least two nodes
+// expect-name: "scale"
 #include "common.hpp"
 constexpr auto g = graph(kernel<"scale", cf::scale>(1, 32, x, 2.0f, n), chain<"scale">);

@@ -5,9 +5,10 @@ a case file is not registered.
 
 usage: check_coverage.py SOURCE_ROOT --cases FILE... --
 
-- Every error type: a template named in `sizeof(NAME<...>)` in a header
-  under include/ or dsl/ (the library's never-defined error types) must
-  appear in the `// expect-error:` pattern of some case.
+- Every error type: a template named in `sizeof(NAME<...>)` or
+  `std::type_identity<NAME<...>>` in a header under include/ or dsl/ (the
+  library's error types), and every error function `NAME_out_of_range<...>`,
+  must appear in the `// expect-error:` pattern of some case.
 - Every static_assert with a message in those headers must have a case
   whose pattern matches "static assertion failed: MESSAGE". (Those without
   a message call a check that names an error type: covered by the first
@@ -19,7 +20,10 @@ import pathlib
 import re
 import sys
 
-ERROR_TYPE = re.compile(r"sizeof\((\w+)<")
+# Never-defined types named in sizeof(NAME<...>); the shape problems' error
+# types, chosen by std::type_identity<NAME<...>> (dsl/cudag/dsl/graph.hpp);
+# error functions whose call is the error (NAME_out_of_range<...>(...)).
+ERROR_TYPE = re.compile(r"(?:sizeof\(|type_identity<)(\w+)<|\b(\w+_out_of_range)<\w")
 STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
 MESSAGE = re.compile(r',\s*((?:"(?:[^"\\]|\\.)*"\s*)+)$')  # the trailing string literals
 
@@ -57,8 +61,8 @@ def main() -> int:
     messages = {}
     for h in headers:
         text = h.read_text(encoding="utf-8")
-        for name in ERROR_TYPE.findall(text):
-            error_types.setdefault(name, h)
+        for groups in ERROR_TYPE.findall(text):
+            error_types.setdefault(next(g for g in groups if g), h)
         for args in statements(text, "static_assert"):
             message = MESSAGE.search(args.strip())
             if message:

@@ -1,6 +1,7 @@
 // A kernel sets a condition that no conditional node tests: CUDA refuses to
 // instantiate a graph with an unused conditional handle.
 // expect-error: condition_tested_by_no_conditional_node<.*"more \(read by node decide\)"
+// expect-name: more (read by node decide)
 #include "common.hpp"
 constexpr auto more = condition<"more">;
 constexpr auto g = graph(kernel<"decide", cf::set_flag>(1, 1, more));

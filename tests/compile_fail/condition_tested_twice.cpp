@@ -1,6 +1,7 @@
 // Two conditional nodes testing one condition: CUDA binds a conditional
 // handle to exactly one conditional node.
 // expect-error: condition_tested_by_two_conditional_nodes<.*"more \(nodes loop and again\)"
+// expect-name: more (nodes loop and again)
 #include "common.hpp"
 constexpr auto more = condition<"more", 1>;
 constexpr auto body = graph(kernel<"step", cf::scale>(1, 32, x, 2.0f, n));

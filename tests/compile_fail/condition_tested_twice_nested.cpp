@@ -1,6 +1,7 @@
 // The second test of the condition sits in a child graph: still two
 // conditional nodes for one handle. Both are named by path.
 // expect-error: condition_tested_by_two_conditional_nodes<.*"more \(nodes (loop and inner/again|inner/again and loop)\)"
+// expect-name: more (nodes
 #include "common.hpp"
 constexpr auto more = condition<"more", 1>;
 constexpr auto body = graph(kernel<"step", cf::scale>(1, 32, x, 2.0f, n));

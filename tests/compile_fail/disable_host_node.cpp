@@ -1,5 +1,6 @@
 // Only kernel, memset and memcpy nodes can be disabled.
 // expect-error: node_kind_cannot_be_disabled<.*"report"
+// expect-name: "report"
 #include "common.hpp"
 constexpr auto g = graph(host<"report">([](int v) { (void)v; }, n));
 void toggle() {

@@ -1,5 +1,6 @@
 // No node is named "scael".
 // expect-error: graph_has_no_node<.*"scael"
+// expect-name: scael
 #include "common.hpp"
 constexpr auto g = graph(kernel<"scale", cf::scale>(1, 32, x, 2.0f, n));
 void toggle(float* d) {

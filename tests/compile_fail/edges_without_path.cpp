@@ -1,5 +1,6 @@
 // edges<> with no path.
 // expect-error: static assertion failed.*cudag: edges<> takes at least one path
+// expect-name: edges<>
 // cascade-known: edges_t folds and loops over its paths after the check (dsl/cudag/dsl/edges.hpp);
 // nvcc crashes on it, which still fails this case.
 #include "common.hpp"

@@ -2,7 +2,8 @@
 """Compile-fail check: passes only when compiling SOURCE fails cleanly and the
 compiler's FIRST error matches every `// expect-error: REGEX` line of SOURCE.
 
-usage: expect_compile_failure.py [--single-error] SOURCE -- COMPILER ARGS...
+usage: expect_compile_failure.py [--single-error] [--require-name]
+                                 [--max-output-bytes=N] SOURCE -- COMPILER ARGS...
 
 SOURCE is appended to COMPILER ARGS. The rules, in order:
 
@@ -30,8 +31,22 @@ SOURCE is appended to COMPILER ARGS. The rules, in order:
    may be a cascade. Neither may satisfy the pattern. The lines after the
    error line are the same error (its source line, nvcc's continued
    message) until a new diagnostic starts; the cap keeps a long list of
-   candidates out.
-4. With --single-error, the output must hold exactly one error line: one
+   candidates out. The notes that follow the error line belong to it and
+   are part of the block (g++'s "note: ... declared here", nvcc's "note
+   #2703-D: cannot call non-constexpr function ..." after "expression must
+   have a constant value": where a constant evaluation fails, nvcc names
+   the function only in the note); g++'s "In file included from" lines
+   between them are skipped.
+4. The first 5 lines of the output (g++'s "In file included from ..."
+   lines not counted) must hold the text of every `// expect-name: TEXT`
+   line: the node, edge, path or parameter the error is about, where a
+   person reads first, not after a context that spells the whole graph.
+   g++ prints names as text and is read as printed; nvcc prints them as
+   character lists and is read after the normalisation below (its front
+   end has no way to print computed text as text). With --require-name a
+   case without an `expect-name:` line fails.
+5. With --max-output-bytes=N, the whole output must be at most N bytes.
+6. With --single-error, the output must hold exactly one error line: one
    mistake, one error, no cascade. A case whose cascade comes from code it
    does not test says so, and why, in a `// cascade-known: REASON` line
    (every compiler) or `// cascade-known nvcc: REASON` (nvcc only; the
@@ -51,6 +66,9 @@ import sys
 
 ERROR_LINE = re.compile(r"(?:^|[\s:])(?:fatal |catastrophic )?error(?: #\d+(?:-[A-Z])?)?:")
 CONTEXT_LINE = re.compile(r"^\s*detected during")
+NOTE_LINE = re.compile(r"(?:^|[\s:])note(?: #\d+(?:-[A-Z])?)?:")
+INCLUDED_FROM = re.compile(r"^(?:In file included from |\s+from )")
+HEAD_LINES = 5
 CRASH_MARKERS = ("segmentation fault", "internal compiler error", "internal error")
 CONTINUATION_LIMIT = 10
 
@@ -86,12 +104,29 @@ def error_lines(lines: list[str]) -> list[int]:
 
 
 def first_error(lines: list[str], first: int) -> str:
+    """The first error line, its continuation, and the notes that follow it
+    (each with its own continuation; g++'s "In file included from" lines
+    between them are skipped)."""
     block = [lines[first]]
-    for line in lines[first + 1:first + 1 + CONTINUATION_LIMIT]:
-        if not line[:1].isspace() or CONTEXT_LINE.match(line) or ERROR_LINE.search(line):
+    taken = 0
+    for line in lines[first + 1:]:
+        if taken >= CONTINUATION_LIMIT or CONTEXT_LINE.match(line) or ERROR_LINE.search(line):
+            break
+        if INCLUDED_FROM.match(line):
+            continue
+        if not line[:1].isspace() and not NOTE_LINE.search(line):
             break
         block.append(line)
+        taken += 1
     return "\n".join(block)
+
+
+def names_in_head(raw: str, names: list[str], head: int) -> list[str]:
+    """The names of `names` missing from the first `head` lines of `raw`, not
+    counting g++'s include chain ("In file included from", "from ...")."""
+    lines = [line for line in raw.splitlines() if not INCLUDED_FROM.match(line)]
+    text = "\n".join(lines[:head])
+    return [n for n in names if n not in text]
 
 
 def crash_of(returncode: int, output: str) -> str:
@@ -128,7 +163,11 @@ def known_cascades(text: str, compiler: str) -> list[str]:
 
 def main() -> int:
     args = sys.argv[1:]
-    single_error = "--single-error" in args[:args.index("--")]
+    options = args[:args.index("--")]
+    single_error = "--single-error" in options
+    require_name = "--require-name" in options
+    max_bytes = next((int(o.split("=", 1)[1]) for o in options
+                      if o.startswith("--max-output-bytes=")), None)
     source = args[args.index("--") - 1]
     command = args[args.index("--") + 1:] + [source]
     name = os.path.basename(source)
@@ -139,6 +178,9 @@ def main() -> int:
     patterns = [line.split("expect-error:", 1)[1].strip()
                 for line in text.splitlines() if "expect-error:" in line]
     cascade_known = known_cascades(text, compiler)
+    names = [line.split("expect-name:", 1)[1].strip()
+             for line in text.splitlines() if "expect-name:" in line]
+    nvcc = "nvcc" in compiler
     if not patterns:
         print(f"{name}: no '// expect-error: REGEX' line")
         return 1
@@ -165,6 +207,16 @@ def main() -> int:
                  if errors and not re.search(p, block)]
     if single_error and len(errors) > 1 and not cascade_known:
         failures.append(f"{len(errors)} errors, expected one (a cascade)")
+    if require_name and not names:
+        failures.append("no '// expect-name: TEXT' line (the node, edge or cycle the error names)")
+    # g++ prints names as text; nvcc's front end only as character lists
+    # (fixed_string<5UL>{{'s', 'c', ...}}), read here after normalisation.
+    head = raw if not nvcc else normalise(raw)
+    failures += [f"the first {HEAD_LINES} lines do not name '{n}'"
+                 + (" (after normalisation)" if nvcc else "")
+                 for n in names_in_head(head, names, HEAD_LINES)]
+    if max_bytes is not None and len(raw) > max_bytes:
+        failures.append(f"{len(raw)} bytes of output, more than {max_bytes}")
     if failures:
         print(f"{name} ({compiler}): " + "; ".join(failures))
         print("--- first error (normalised) ---")

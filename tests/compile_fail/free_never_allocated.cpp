@@ -1,5 +1,6 @@
 // A free node for a buffer that no node allocates.
 // expect-error: buffer_freed_but_never_allocated<.*"node release frees buffer tmp"
+// expect-name: node release frees buffer tmp
 #include "common.hpp"
 constexpr auto tmp = buffer<"tmp", float>;
 constexpr auto g = graph(kernel<"use", cf::scale>(1, 32, x, 1.0f, n), mem_free<"release">(tmp),

@@ -1,5 +1,6 @@
 // An arrow path with nothing after its last arrow.
 // expect-error: malformed_edge_path<.*"load -> "
+// expect-name: "load -> "
 #include "common.hpp"
 constexpr auto g = graph(kernel<"load", cf::scale>(1, 32, x, 2.0f, n),
                          kernel<"store", cf::scale>(1, 32, x, 2.0f, n), edges<"load -> ">);

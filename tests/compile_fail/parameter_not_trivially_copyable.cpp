@@ -1,6 +1,7 @@
 // A graph parameter's bytes are copied into the exec: a std::string is not
 // trivially copyable.
 // expect-error: static assertion failed.*cudag: a graph parameter's type must be trivially copyable
+// expect-name: param_t<
 #include <string>
 
 #include "common.hpp"

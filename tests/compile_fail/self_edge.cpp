@@ -1,4 +1,5 @@
 // A node depending on itself is a cycle of one.
 // expect-error: cycle_through<.*"loop_back -> loop_back"
+// expect-name: loop_back -> loop_back
 #include "common.hpp"
 constexpr auto g = graph(kernel<"loop_back", cf::scale>(1, 32, x, 2.0f, n), edge<"loop_back", "loop_back">);

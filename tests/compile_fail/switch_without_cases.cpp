@@ -1,5 +1,6 @@
 // A switch node with no case body.
 // expect-error: switch_without_cases<.*"pick"
+// expect-name: "pick"
 #include "common.hpp"
 constexpr auto which = condition<"which">;
 constexpr auto g = graph(switch_case<"pick">(which));

@@ -1,5 +1,6 @@
 // An edge to a node that was never declared.
 // expect-error: unknown_node_in_edge<.*"n10 -> n_typo"
+// expect-name: n10 -> n_typo
 #include "common.hpp"
 constexpr auto g = graph(kernel<"n10", cf::scale>(1, 32, x, 2.0f, n),
                          kernel<"n11", cf::scale>(1, 32, x, 2.0f, n), edge<"n10", "n_typo">);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -91,6 +92,47 @@ cudag::graph_spec rtc_twin_spec() {
   const cudag::kernel_ref<void(float*, float, int)> k{reinterpret_cast<const void*>(&cf::scale),
                                                        "scale", nullptr};
   return to_spec(graph(kernel<"rtc_scale">(k, dim3(1), dim3(32), x, 2.0f, n)));
+}
+
+// integral_argument_out_of_range: integral literals whose values fit the
+// kernel's integral parameters (an int for a std::size_t, for an unsigned char).
+inline void reduce_kernel(const float* in, float* out, std::size_t count, unsigned char tag) {
+  (void)in, (void)out, (void)count, (void)tag;
+}
+constexpr auto twin_integral = graph(kernel<"reduce", reduce_kernel>(1, 256, x, y, 1 << 24, 200));
+using reduce_ref = cudag::kernel_ref<void(const float*, float*, std::size_t, unsigned char)>;
+cudag::graph_spec rtc_reduce_spec(int count) {
+  const reduce_ref k{reinterpret_cast<const void*>(&reduce_kernel), "reduce", nullptr};
+  return to_spec(graph(kernel<"rtc_reduce">(k, dim3(1), dim3(256), x, y, count, 7)));
+}
+
+template <class T>
+T literal_of(const cudag::value& v) {
+  const auto& bytes = std::get<cudag::literal>(v.source).bytes;
+  T out{};
+  EXPECT_EQ(bytes.size(), sizeof(T));
+  std::memcpy(&out, bytes.data(), sizeof(T));
+  return out;
+}
+
+TEST(DslCompileFailTwins, IntegralLiteralsThatFitArePassedConverted) {
+  const auto spec = to_spec(twin_integral);
+  const auto& k = std::get<cudag::kernel_node>(spec.nodes[0].params);
+  ASSERT_EQ(k.args.size(), 4u);
+  EXPECT_EQ(k.args[2].type, cudag::type_of<std::size_t>());
+  EXPECT_EQ(k.args[3].type, cudag::type_of<unsigned char>());
+  EXPECT_EQ(literal_of<std::size_t>(k.args[2]), std::size_t{1} << 24);
+  EXPECT_EQ(literal_of<unsigned char>(k.args[3]), 200);
+  // A graph made at run time checks the value there, naming node and position.
+  const auto fits = rtc_reduce_spec(1024);
+  EXPECT_EQ(literal_of<std::size_t>(std::get<cudag::kernel_node>(fits.nodes[0].params).args[2]), 1024u);
+  try {
+    (void)rtc_reduce_spec(-1);
+    ADD_FAILURE() << "a negative count for a std::size_t was accepted";
+  } catch (const cudag::error& e) {
+    EXPECT_NE(std::string(e.what()).find("kernel node rtc_reduce: argument 2 (-1)"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(DslCompileFailTwins, ShapesCompileAndMeanWhatTheySay) {

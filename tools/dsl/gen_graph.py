@@ -2,11 +2,15 @@
 """Writes a DSL graph declaration of N kernel nodes, for compile-time
 measurements: a chain, or a random DAG with about two edges per node.
 
-usage: gen_graph.py {chain|dag|dag-arrows|dag-table} NODES OUT.{cpp|cu} [SEED] [decl|full]
+usage: gen_graph.py {chain|dag|dag-arrows|dag-table|cycle} NODES OUT.{cpp|cu} [SEED] [decl|full]
 
 chain and dag write one edge<"a", "b"> item per edge; dag-arrows writes the
 same random DAG's edges as one edges<"a -> b", ...> item, dag-table as a
-constexpr name_pair table used through edges_from<table>.
+constexpr name_pair table used through edges_from<table>. cycle writes a
+chain with one edge back, from node 3N/5 to node 2N/5: a declaration that
+must not compile, with the `// expect-error:` and `// expect-name:` lines of
+tests/compile_fail/expect_compile_failure.py (the compile-fail case
+cycle_512, whose whole error output must stay small).
 
 The file declares the graph as a constexpr value (all checks run); with
 `full` (the default) also a function that instantiates it (so that the
@@ -48,8 +52,17 @@ def main() -> int:
         ptr = "x" if i % 3 else "y"
         items.append('    kernel<"n%d", %s>(blocks_for(n, 256), 256, %s, %d.5f, n)' % (i, k, ptr, i % 17))
     pairs = []
-    if shape == "chain":
+    if shape in ("chain", "cycle"):
         pairs = [(i - 1, i) for i in range(1, count)]
+        if shape == "cycle":
+            first, last = 2 * count // 5, 3 * count // 5
+            pairs.append((last, first))
+            lines[0:0] = [
+                "// n%d -> n%d -> ... -> n%d -> n%d: a cycle of %d nodes in %d." % (
+                    first, first + 1, last, first, last - first + 1, count),
+                '// expect-error: cycle_through<.*"n%d -> n%d -> n%d' % (first, first + 1, first + 2),
+                "// expect-name: n%d -> n%d -> n%d" % (first, first + 1, first + 2),
+            ]
     else:
         for i in range(1, count):
             for j in sorted(set(rng.randrange(0, i) for _ in range(min(i, 2)))):

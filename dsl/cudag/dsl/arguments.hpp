@@ -9,9 +9,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <type_traits>
+#include <utility>
 
 #include "cudag/arguments.hpp"
+#include "cudag/error.hpp"
 #include "cudag/spec_writer.hpp"
 #include "cudag/dsl/declarations.hpp"
 #include "cudag/dsl/items.hpp"
@@ -67,10 +70,23 @@ struct arg_traits<blocks_for_t<Count>> : arg_traits<Count> {};
 template <class A>
 using arg_type = typename arg_traits<std::remove_cvref_t<A>>::type;
 
-/// Whether argument A may be passed where P is expected.
+/// Whether an integral literal of type A is passed to an integral parameter P
+/// that does not hold every value of A (an int for a std::size_t): accepted,
+/// its value checked where the node is made (range_checked_literal).
+template <class P, class A>
+inline constexpr bool integral_literal_needs_range_check =
+    std::is_integral_v<std::remove_cvref_t<P>> && std::is_integral_v<A> &&
+    !std::is_same_v<std::remove_cvref_t<P>, bool> && !std::is_same_v<A, bool> &&
+    arg_traits<A>::is_literal && !requires(const A& a) { std::remove_cvref_t<P>{a}; };
+
+/// Whether argument A may be passed where P is expected: a literal that
+/// brace-initialises P (no narrowing) or an integral literal for an
+/// integral parameter (its value must fit, see above); a named value of P's
+/// representation.
 template <class P, class A>
 concept dsl_passes_as =
     (arg_traits<A>::is_literal && requires(const A& a) { std::remove_cvref_t<P>{a}; }) ||
+    integral_literal_needs_range_check<P, A> ||
     (!arg_traits<A>::is_literal && same_representation<arg_type<A>, std::remove_cvref_t<P>>);
 
 /// How an argument is kept in a node: literals as the consumer's type.
@@ -79,10 +95,43 @@ using stored_arg = std::conditional_t<arg_traits<A>::is_literal, std::remove_cvr
 
 template <class P, class A>
 [[nodiscard]] constexpr stored_arg<P, A> store_arg(const A& a) {
-  if constexpr (arg_traits<A>::is_literal)
+  if constexpr (integral_literal_needs_range_check<P, A>)
+    return static_cast<std::remove_cvref_t<P>>(a);  // range checked by the node
+  else if constexpr (arg_traits<A>::is_literal)
     return std::remove_cvref_t<P>{a};
   else
     return a;
+}
+
+/// Argument `Position` (from 0) of kernel node `Node`, an integral literal,
+/// does not fit the kernel's parameter type. Not constexpr: in a constant
+/// declaration, calling it is the compile error (its name and template
+/// arguments name the node, the position and the types); at run time it
+/// throws cudag::error naming them.
+template <fixed_string Node, std::size_t Position, class Parameter, class Argument>
+[[noreturn]] void kernel_argument_out_of_range(Argument value) {
+  throw cudag::error("kernel node " + std::string(Node.view()) + ": argument " +
+                     std::to_string(Position) + " (" + std::to_string(value) +
+                     ") does not fit the kernel's parameter type");
+}
+
+/// Checks the integral literals among args... that need it (see above).
+template <fixed_string Node, class... P, class... A, std::size_t... I>
+constexpr void check_literal_ranges(type_list<P...>, std::index_sequence<I...>, const A&... args) {
+  (
+      [&] {
+        if constexpr (integral_literal_needs_range_check<P, A>)
+          if (!std::in_range<std::remove_cvref_t<P>>(args))
+            kernel_argument_out_of_range<Node, I, std::remove_cvref_t<P>>(args);
+      }(),
+      ...);
+}
+template <class... P, class... A>
+[[nodiscard]] consteval bool any_literal_needs_range_check(type_list<P...>, type_list<A...>) {
+  if constexpr (sizeof...(P) != sizeof...(A))
+    return false;
+  else
+    return (integral_literal_needs_range_check<P, A> || ...);
 }
 
 /// The references of arguments A... as one array.

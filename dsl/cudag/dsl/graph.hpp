@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "cudag/dsl/chunked_tuple.hpp"
@@ -58,25 +59,64 @@ namespace cudag::dsl {
 [[noreturn]] inline void device_pass_stub() noexcept { std::abort(); }
 #endif
 
-// Never defined: each is the compile error for one kind of shape problem.
+// The shape problems of a declaration. What graph() returns in place of the
+// graph when its declaration has one: an object of a type named by the
+// problem and its text (cycle_through<"a -> b -> a">), which cannot be
+// copied. `constexpr auto g = graph(...)` copies it, so the error is the
+// declaration's own line, "use of deleted function cycle_through<...>(const
+// cycle_through<...>&)", with no template context: a context spells the
+// enclosing function's template arguments, and graph()'s are every item of
+// the declaration (a cycle in 512 nodes gave 130 KB of g++ output, 225 KB of
+// nvcc's). A graph used any other way (passed on, bound by reference) fails
+// where it is used, naming the same type.
 template <fixed_string Node>
-struct duplicate_node_name;
+struct duplicate_node_name {
+  constexpr duplicate_node_name() noexcept = default;
+  duplicate_node_name(const duplicate_node_name&) noexcept {}  // not constexpr: the error
+};
 template <fixed_string Edge>
-struct unknown_node_in_edge;
+struct unknown_node_in_edge {
+  constexpr unknown_node_in_edge() noexcept = default;
+  unknown_node_in_edge(const unknown_node_in_edge&) noexcept {}  // not constexpr: the error
+};
 template <fixed_string Path>
-struct cycle_through;
+struct cycle_through {
+  constexpr cycle_through() noexcept = default;
+  cycle_through(const cycle_through&) noexcept {}  // not constexpr: the error
+};
 template <fixed_string Parameter>
-struct parameter_declared_with_two_types;
+struct parameter_declared_with_two_types {
+  constexpr parameter_declared_with_two_types() noexcept = default;
+  parameter_declared_with_two_types(const parameter_declared_with_two_types&) noexcept {}  // not constexpr: the error
+};
 template <fixed_string Buffer>
-struct buffer_allocated_twice;
+struct buffer_allocated_twice {
+  constexpr buffer_allocated_twice() noexcept = default;
+  buffer_allocated_twice(const buffer_allocated_twice&) noexcept {}  // not constexpr: the error
+};
 template <fixed_string What>
-struct buffer_used_outside_its_lifetime;
+struct buffer_used_outside_its_lifetime {
+  constexpr buffer_used_outside_its_lifetime() noexcept = default;
+  buffer_used_outside_its_lifetime(const buffer_used_outside_its_lifetime&) noexcept {}  // not constexpr: the error
+};
 template <fixed_string ConditionAndNodes>
-struct condition_tested_by_two_conditional_nodes;
+struct condition_tested_by_two_conditional_nodes {
+  constexpr condition_tested_by_two_conditional_nodes() noexcept = default;
+  condition_tested_by_two_conditional_nodes(const condition_tested_by_two_conditional_nodes&) noexcept {}  // not constexpr: the error
+};
 template <fixed_string Position>
-struct node_with_empty_name;
+struct node_with_empty_name {
+  constexpr node_with_empty_name() noexcept = default;
+  node_with_empty_name(const node_with_empty_name&) noexcept {}  // not constexpr: the error
+};
 template <fixed_string BufferAndNodes>
-struct buffer_freed_twice;
+struct buffer_freed_twice {
+  constexpr buffer_freed_twice() noexcept = default;
+  buffer_freed_twice(const buffer_freed_twice&) noexcept {}  // not constexpr: the error
+};
+
+// Never defined: the compile errors of problems only a top-level graph can
+// judge (top_level_shape_fits).
 template <fixed_string NodeAndBuffer>
 struct buffer_freed_but_never_allocated;
 template <fixed_string ConditionAndReader>
@@ -94,29 +134,37 @@ struct graph_t {
   chunked_tuple<Items...> items;
 };
 
-/// Turns a shape's first problem into a compile error naming it. Depends
-/// only on the problem and its message, never on the graph's type.
+/// The error type of a shape's first problem. Depends only on the problem
+/// and its message, never on the graph's type. (A function, not partial
+/// specialisations: nvcc's front end does not deduce a fixed_string.)
 template <shape_problem Problem, fixed_string Message>
-consteval bool report_shape_problem() {
+consteval auto shape_error_type() {
   if constexpr (Problem == shape_problem::duplicate_node)
-    return sizeof(duplicate_node_name<Message>) == 0;
+    return std::type_identity<duplicate_node_name<Message>>{};
   else if constexpr (Problem == shape_problem::unknown_node_in_edge)
-    return sizeof(unknown_node_in_edge<Message>) == 0;
+    return std::type_identity<unknown_node_in_edge<Message>>{};
   else if constexpr (Problem == shape_problem::parameter_type_conflict)
-    return sizeof(parameter_declared_with_two_types<Message>) == 0;
+    return std::type_identity<parameter_declared_with_two_types<Message>>{};
   else if constexpr (Problem == shape_problem::cycle)
-    return sizeof(cycle_through<Message>) == 0;
+    return std::type_identity<cycle_through<Message>>{};
   else if constexpr (Problem == shape_problem::buffer_allocated_twice)
-    return sizeof(buffer_allocated_twice<Message>) == 0;
+    return std::type_identity<buffer_allocated_twice<Message>>{};
   else if constexpr (Problem == shape_problem::buffer_outside_lifetime)
-    return sizeof(buffer_used_outside_its_lifetime<Message>) == 0;
+    return std::type_identity<buffer_used_outside_its_lifetime<Message>>{};
   else if constexpr (Problem == shape_problem::condition_tested_twice)
-    return sizeof(condition_tested_by_two_conditional_nodes<Message>) == 0;
+    return std::type_identity<condition_tested_by_two_conditional_nodes<Message>>{};
   else if constexpr (Problem == shape_problem::empty_node_name)
-    return sizeof(node_with_empty_name<Message>) == 0;
-  else if constexpr (Problem == shape_problem::buffer_freed_twice)
-    return sizeof(buffer_freed_twice<Message>) == 0;
-  return true;
+    return std::type_identity<node_with_empty_name<Message>>{};
+  else
+    return std::type_identity<buffer_freed_twice<Message>>{};
+}
+
+/// The one object of each shape error type (constant, never copied).
+template <class Error>
+inline constexpr Error shape_error_object{};
+template <class Error>
+[[nodiscard]] constexpr const Error& shape_error_of() noexcept {
+  return shape_error_object<Error>;
 }
 
 /// The problems only a top-level graph can judge: a free of a buffer no node
@@ -140,13 +188,19 @@ consteval bool top_level_shape_fits() {
 }
 
 /// Declares a graph from nodes and edge groups, in any order.
+/// With a shape problem, returns the problem's error object instead (see
+/// shape_error_type): the error is reported where the result is copied.
 template <class... Items>
-[[nodiscard]] constexpr auto graph(const Items&... items) {
+[[nodiscard]] constexpr decltype(auto) graph(const Items&... items) {
   using G = graph_t<Items...>;
-  if constexpr (!CUDAG_DSL_DEVICE_PASS)  // the host pass checks; the device pass trusts it
-    static_assert(report_shape_problem<G::shape.problem,
-                                       to_fixed<G::shape.message.size>(G::shape.message.view())>());
-  return G{make_chunked_tuple(items...)};
+  // The host pass checks; the device pass trusts it.
+  if constexpr (G::shape.problem != shape_problem::none && !CUDAG_DSL_DEVICE_PASS) {
+    using error = typename decltype(shape_error_type<G::shape.problem, to_fixed<G::shape.message.size>(
+                                        G::shape.message.view())>())::type;
+    return shape_error_of<error>();  // const error&
+  } else {
+    return G{make_chunked_tuple(items...)};
+  }
 }
 
 // --------------------------------------------------------------- storage --

@@ -256,34 +256,31 @@ struct conditional_body : leaf_body {
 };
 
 /// The first node of a body that CUDA forbids there, as "node/path (kind)"
-/// or "node[body]/path (kind)".
-template <fixed_string Name, conditional_kind Kind, std::size_t Body, class G>
-consteval message_buffer forbidden_body_message() {
+/// or "node[body]/path (kind)"; empty when every body is allowed.
+template <fixed_string Name, conditional_kind Kind, class... G>
+consteval message_buffer first_forbidden_body() {
   message_buffer m;
-  m << Name.view();
-  if (bodies_indexed(Kind)) m << "[" << Body << "]";
-  m << "/" << G::shape.forbidden_path.view() << " (" << kind_name(G::shape.forbidden_kind)
-    << " node)";
+  std::size_t body = 0;
+  const auto visit = [&](std::string_view path, node_kind kind) {
+    if (m.size == 0 && !path.empty()) {
+      m << Name.view();
+      if (bodies_indexed(Kind)) m << "[" << body << "]";
+      m << "/" << path << " (" << kind_name(kind) << " node)";
+    }
+    ++body;
+  };
+  (visit(G::shape.forbidden_path.view(), G::shape.forbidden_kind), ...);
   return m;
-}
-
-template <fixed_string Name, conditional_kind Kind, std::size_t Body, class G>
-consteval bool body_allowed() {
-  if constexpr (G::shape.forbidden_path.size != 0) {
-    constexpr message_buffer m = forbidden_body_message<Name, Kind, Body, G>();
-    return sizeof(node_kind_forbidden_in_conditional_body<to_fixed<m.size>(m.view())>) > 0;
-  }
-  return true;
-}
-
-template <fixed_string Name, conditional_kind Kind, class... G, std::size_t... Body>
-consteval bool bodies_allowed(std::index_sequence<Body...>) {
-  return (body_allowed<Name, Kind, Body, G>() && ...);
 }
 
 template <fixed_string Name, conditional_kind Kind, class Condition, class... G>
 [[nodiscard]] constexpr auto make_conditional(const G&... bodies) {
-  static_assert(bodies_allowed<Name, Kind, G...>(std::index_sequence_for<G...>{}));
+  // Checked here, not in a helper: each template between the user's call
+  // and the error adds a line of context before it.
+  constexpr message_buffer forbidden = first_forbidden_body<Name, Kind, G...>();
+  if constexpr (forbidden.size != 0)
+    static_assert(sizeof(node_kind_forbidden_in_conditional_body<to_fixed<forbidden.size>(
+                      forbidden.view())>) == 0);
   using body = conditional_body<Kind, Condition, G...>;
   return node_t<Name, body>{body{{}, hana::make_basic_tuple(bodies...)}};
 }

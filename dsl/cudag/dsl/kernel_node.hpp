@@ -230,6 +230,8 @@ template <fixed_string Name, auto Kernel, unsigned SharedBytes = 0, class Grid, 
         rejected_kernel_body(static_kernel<Kernel>{}, grid, dim3(block), SharedBytes, args...);
     return node_t<Name, decltype(body)>{body};
   } else {
+    if constexpr (any_literal_needs_range_check(params{}, type_list<A...>{}))
+      check_literal_ranges<Name>(params{}, std::index_sequence_for<A...>{}, args...);
     auto body =
         make_kernel_body<params>(static_kernel<Kernel>{}, grid, dim3(block), SharedBytes, args...);
     return node_t<Name, decltype(body)>{body};
@@ -248,6 +250,8 @@ template <fixed_string Name, unsigned SharedBytes = 0, class... P, class Grid, c
                                      args...);
     return node_t<Name, decltype(body)>{body};
   } else {
+    if constexpr (any_literal_needs_range_check(params{}, type_list<A...>{}))
+      check_literal_ranges<Name>(params{}, std::index_sequence_for<A...>{}, args...);
     auto body = make_kernel_body<params>(dynamic_kernel<void(P...)>{k}, grid, dim3(block),
                                          SharedBytes, args...);
     return node_t<Name, decltype(body)>{body};
