@@ -11,7 +11,7 @@
 //
 // Times are the median thread CPU time of the calls (wall-clock with --wall).
 // Usage: bench_check [--wall] [nodes=100000] [edges=400000] [repeats=7] [seed=1]
-//                    [buffers=10000] [kernel_every=2]
+//                    [buffers=10000] [kernel_every=2] [redundant=1]
 // Redundant-edge analysis is skipped (and said so) when its cost is over
 // analyze_options' default limit.
 #include <malloc.h>
@@ -104,6 +104,8 @@ int main(int argc, char** argv) {
   const std::uint64_t seed = argc > 4 ? std::strtoull(argv[4], nullptr, 10) : 1;
   const std::size_t buffers = argc > 5 ? std::strtoull(argv[5], nullptr, 10) : 10000;
   const std::size_t kernel_every = argc > 6 ? std::strtoull(argv[6], nullptr, 10) : 2;
+  const bool time_redundant = argc > 7 ? std::atoi(argv[7]) != 0 : true;
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each line as it is measured
 
   reset_peak();
   const double rss_before = status_mib("VmRSS");
@@ -129,6 +131,7 @@ int main(int argc, char** argv) {
   std::size_t redundant = 0;
   cudag::graph_analysis full;
   try {
+    if (!time_redundant) throw cudag::error("not timed (redundant=0)");
     report("redundant_edges",
            median_ms(repeats, [&] { redundant = cudag::redundant_edges(spec).size(); }),
            extra_peak_mib([&] { redundant = cudag::redundant_edges(spec).size(); }), spec_mib);
