@@ -95,6 +95,15 @@ class builder {
   }
   condition_handle condition(std::string name, unsigned default_value = 0,
                              bool assign_default = true);
+  /// A device buffer of T the graph did not allocate (cudaMallocAsync, or
+  /// another graph's allocation), bound like a parameter: bind(name, T*).
+  /// Nodes use it as a buffer; free() may free it; a node using it must be
+  /// ordered before that free.
+  template <class T>
+  buffer_handle<T> external_buffer(std::string name) {
+    declare_param(name, type_of<T*>(), true);
+    return {std::move(name), 0};
+  }
 
   // ----------------------------------------------------------------- nodes --
   template <class... P, class... A>
@@ -261,7 +270,7 @@ class builder {
     bool committed_ = false;
   };
 
-  void declare_param(const std::string& name, const type_tag& type);
+  void declare_param(const std::string& name, const type_tag& type, bool external_buffer = false);
   node_ref add(std::string name, node_params params);
   static void apply_launch(kernel_node& n, const launch_config& config);
   /// Index of the node named `name`, or npos.

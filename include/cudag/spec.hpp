@@ -219,6 +219,11 @@ struct node {
 struct param_decl {
   std::string name;
   type_tag type;
+  /// A device buffer the graph did not allocate (cudaMallocAsync, another
+  /// graph): its address is this pointer parameter's value; nodes read it
+  /// as a buffer (buffer_ref) and a mem_free node may free it. Every
+  /// lifetime rule but "after the alloc" applies.
+  bool external_buffer = false;
 };
 
 /// A conditional handle. assign_default: the value is reset to

@@ -1,5 +1,6 @@
 // A buffer lives from its mem_alloc node to its mem_free node (or to the end
-// of the graph's life when never freed). Every node that reads it, the free
+// of the graph's life when never freed); an external buffer (a parameter the
+// graph did not allocate) lives from before the graph to its free, if any. Every node that reads it, the free
 // included, must be ordered inside that window by the graph's edges. A user
 // nested in a child graph or body is ordered by the node that encloses it in
 // the graph where the comparison is made.
@@ -27,6 +28,9 @@ struct buffer_use {
 struct buffer_events {
   std::vector<std::string_view> allocated_in_order;
   std::unordered_map<std::string_view, site> alloc;
+  /// External buffers: the frame that declares each (outermost first).
+  std::vector<std::string_view> external_in_order;
+  std::unordered_map<std::string_view, std::size_t> external;
   std::unordered_map<std::string_view, site> free;
   std::vector<buffer_use> uses;  ///< buffer_ref reads, in pre-order
   std::unordered_map<std::string_view, std::vector<site>> uses_by_buffer;
@@ -39,6 +43,11 @@ class lifetime_checker {
   void run() {
     collect();
     for (std::string_view buffer : events_.allocated_in_order) check_window(buffer);
+    for (std::string_view buffer : events_.external_in_order) {
+      const std::vector<site> users = users_of(buffer);
+      if (auto it = events_.free.find(buffer); it != events_.free.end() && users.size() > 1)
+        check_before_free(buffer, it->second, users);
+    }
   }
 
  private:
@@ -46,6 +55,10 @@ class lifetime_checker {
 
   void collect() {
     std::vector<buffer_use> frees_in_order;
+    for (std::size_t f = 0; f < tree_.size(); ++f)
+      for (const param_decl& p : tree_.at(f).spec().params)
+        if (p.external_buffer && events_.external.emplace(p.name, f).second)
+          events_.external_in_order.push_back(p.name);
     for (std::size_t f = 0; f < tree_.size(); ++f) {
       const auto& nodes = tree_.at(f).spec().nodes;
       for (std::size_t i = 0; i < nodes.size(); ++i) {
@@ -58,6 +71,11 @@ class lifetime_checker {
                               {path(it->second), path(here)});
           }
           events_.allocated_in_order.push_back(a->buffer);
+          if (auto ext = events_.external.find(a->buffer); ext != events_.external.end())
+            throw check_error("node '" + path(here) + "' allocates buffer '" + a->buffer +
+                                  "', which " + tree_.at(ext->second).view.description() +
+                                  " declares external (allocated outside the graph)",
+                              {path(here)});
         } else if (const auto* fr = std::get_if<mem_free_node>(&nodes[i].params)) {
           auto [it, inserted] = events_.free.emplace(fr->buffer, here);
           if (!inserted) {
@@ -86,6 +104,9 @@ class lifetime_checker {
                              std::string_view alloc_verb) const {
     auto it = events_.alloc.find(use.buffer);
     if (it != events_.alloc.end() && tree_.encloses(it->second.frame, use.where.frame)) return;
+    if (auto ext = events_.external.find(use.buffer);
+        ext != events_.external.end() && tree_.encloses(ext->second, use.where.frame))
+      return;
     std::string message = "node '" + path(use.where) + "' " + std::string(verb) + " buffer '" +
                           std::string(use.buffer) + "', which no mem_alloc node of its graph or " +
                           "an enclosing one " + std::string(alloc_verb);

@@ -58,29 +58,48 @@ std::string nested_prefix(std::string_view node_path, const node& n, std::size_t
 }
 
 namespace {
-void collect_readers(const graph_spec& g, std::string_view param, const std::string& prefix,
-                     std::vector<std::string>& out) {
+bool declares_external_buffer(const graph_spec& g, std::string_view name) {
+  for (const param_decl& d : g.params)
+    if (d.name == name && d.external_buffer) return true;
+  for (const node& n : g.nodes) {
+    if (const auto* c = std::get_if<child_node>(&n.params);
+        c && c->graph && declares_external_buffer(*c->graph, name))
+      return true;
+    if (const auto* c = std::get_if<conditional_node>(&n.params))
+      for (const graph_spec& b : c->bodies)
+        if (declares_external_buffer(b, name)) return true;
+  }
+  return false;
+}
+
+void collect_readers(const graph_spec& g, std::string_view param, bool external,
+                     const std::string& prefix, std::vector<std::string>& out) {
   for (const node& n : g.nodes) {
     const std::string path = prefix + n.name;
     bool reads = false;
     for_each_value(n, [&](const value& v) {
       if (const auto* p = std::get_if<param_ref>(&v.source); p && p->name == param) reads = true;
+      // An external buffer is a parameter read as a buffer.
+      if (const auto* b = std::get_if<buffer_ref>(&v.source); external && b && b->name == param)
+        reads = true;
     });
+    if (const auto* f = std::get_if<mem_free_node>(&n.params); external && f && f->buffer == param)
+      reads = true;
     if (const auto* k = std::get_if<kernel_node>(&n.params); k && k->grid_from)
       reads |= k->grid_from->param == param;
     if (reads) out.push_back(path);
     if (const auto* c = std::get_if<child_node>(&n.params); c && c->graph)
-      collect_readers(*c->graph, param, nested_prefix(path, n), out);
+      collect_readers(*c->graph, param, external, nested_prefix(path, n), out);
     if (const auto* c = std::get_if<conditional_node>(&n.params))
       for (std::size_t b = 0; b < c->bodies.size(); ++b)
-        collect_readers(c->bodies[b], param, nested_prefix(path, n, b), out);
+        collect_readers(c->bodies[b], param, external, nested_prefix(path, n, b), out);
   }
 }
 }  // namespace
 
 std::vector<std::string> parameter_readers(const graph_spec& spec, std::string_view param) {
   std::vector<std::string> out;
-  collect_readers(spec, param, "", out);
+  collect_readers(spec, param, declares_external_buffer(spec, param), "", out);
   return out;
 }
 

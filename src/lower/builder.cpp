@@ -10,10 +10,10 @@ const std::string& node_ref::name() const { return owner_->spec_.nodes[index_].n
 
 builder::builder(std::string graph_name) { spec_.name = std::move(graph_name); }
 
-void builder::declare_param(const std::string& name, const type_tag& type) {
+void builder::declare_param(const std::string& name, const type_tag& type, bool external_buffer) {
   if (spec_.find_param(name))
     throw error("graph '" + spec_.name + "': parameter '" + name + "' declared twice");
-  spec_.params.push_back({name, type});
+  spec_.params.push_back({name, type, external_buffer});
 }
 
 condition_handle builder::condition(std::string name, unsigned default_value, bool assign_default) {

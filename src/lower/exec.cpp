@@ -319,13 +319,25 @@ void exec::stage(std::string_view name, const type_tag& type, const void* bytes,
     throw error("rebind: parameter '" + p.name + "' takes " + std::to_string(p.bytes.size()) +
                 " bytes, given " + std::to_string(size));
   if (std::memcmp(p.bytes.data(), bytes, size) == 0) return;
+  for (const detail::param_use& use : p.uses)
+    if (use.slot == detail::freed_slot)
+      throw error("rebind: external buffer '" + p.name + "' is freed by node '" +
+                      st.nodes[use.node].path +
+                      "', whose address CUDA cannot change; instantiate the graph again",
+                  cudaErrorNotSupported, {}, st.nodes[use.node].path);
   std::memcpy(p.bytes.data(), bytes, size);
   for (const detail::param_use& use : p.uses) {
     node_state& n = st.nodes[use.node];
-    if (use.slot == detail::grid_slot)
+    if (use.slot == detail::grid_slot) {
       detail::apply_grid_rule(n, *std::get<kernel_node>(n.spec_node->params).grid_from, p);
-    else
+    } else if (use.offset_bytes != 0) {
+      const std::byte* base = nullptr;
+      std::memcpy(&base, p.bytes.data(), sizeof(base));
+      const std::byte* at = base + use.offset_bytes;
+      std::memcpy(n.slots[use.slot], &at, sizeof(at));
+    } else {
       std::memcpy(n.slots[use.slot], p.bytes.data(), size);
+    }
     if (!n.dirty) {
       n.dirty = true;
       st.dirty_scratch.push_back(use.node);

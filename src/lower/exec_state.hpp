@@ -32,8 +32,11 @@ using name_map = std::unordered_map<std::string, V, string_hash, std::equal_to<>
 struct param_use {
   std::uint32_t node;
   std::uint32_t slot;  ///< index into node_state::values; grid_slot for a grid rule
+  std::size_t offset_bytes = 0;  ///< an external buffer read at an offset
 };
 inline constexpr std::uint32_t grid_slot = 0xFFFFFFFFu;
+/// The pointer a mem_free node frees (an external buffer): CUDA cannot change it.
+inline constexpr std::uint32_t freed_slot = 0xFFFFFFFEu;
 
 /// The bytes of every resolved value of a lowered graph, in one block sized
 /// before lowering starts, so that pointers into it (kernelParams) stay
@@ -71,6 +74,7 @@ struct param_state {
   std::vector<std::byte> bytes;  ///< current value
   bool bound = false;
   std::vector<param_use> uses;
+  bool external_buffer = false;  ///< declared as a buffer the graph did not allocate
 };
 
 /// A lowered node and the native parameters CUDA last received for it.

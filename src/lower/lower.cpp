@@ -98,9 +98,15 @@ class lowerer {
             p.uses.push_back({node, argument});
             put(p.bytes.data(), p.bytes.size());
           } else if constexpr (std::is_same_v<S, buffer_ref>) {
-            const void* const* base = s.find_buffer(source.name);
-            if (!base) missing("buffer", source.name, path);
-            const void* pointer = static_cast<const std::byte*>(*base) + source.offset_bytes;
+            const void* base = nullptr;
+            if (const void* const* allocated = s.find_buffer(source.name)) {
+              base = *allocated;
+            } else {  // an external buffer: a pointer parameter, rebindable
+              param_state& p = external_buffer(source.name, path);
+              p.uses.push_back({node, argument, source.offset_bytes});
+              std::memcpy(&base, p.bytes.data(), sizeof(base));
+            }
+            const void* pointer = static_cast<const std::byte*>(base) + source.offset_bytes;
             put(&pointer, sizeof(pointer));
           } else {
             const cudaGraphConditionalHandle* h = s.find_condition(source.name);
@@ -192,9 +198,15 @@ class lowerer {
             nodes_[index].allocation = a.pointer;
             return a.node;
           } else if constexpr (std::is_same_v<P, mem_free_node>) {
-            const void* const* pointer = s.find_buffer(p.buffer);
-            if (!pointer) missing("buffer", p.buffer, path);
-            return native::add_mem_free(target, deps, const_cast<void*>(*pointer), path);
+            void* pointer = nullptr;
+            if (const void* const* allocated = s.find_buffer(p.buffer)) {
+              pointer = const_cast<void*>(*allocated);
+            } else {
+              param_state& external = external_buffer(p.buffer, path);
+              external.uses.push_back({index, freed_slot});
+              std::memcpy(&pointer, external.bytes.data(), sizeof(pointer));
+            }
+            return native::add_mem_free(target, deps, pointer, path);
           } else {
             static_assert(std::is_same_v<P, conditional_node>);
             const cudaGraphConditionalHandle* h = s.find_condition(p.condition);
@@ -221,6 +233,13 @@ class lowerer {
       return params_[it->second];
     }
     missing("parameter", name, node_path);
+  }
+
+  /// The parameter holding an external buffer's address.
+  param_state& external_buffer(const std::string& name, const std::string& node_path) {
+    for (param_state& p : params_)
+      if (p.name == name && p.external_buffer) return p;
+    missing("buffer", name, node_path);
   }
 
   cudaStream_t capture_stream() {
@@ -388,7 +407,8 @@ void bind_params(const graph_spec& spec, std::span<const binding> bindings,
     for (const param_decl& d : g.params)
       if (index.find(d.name) == index.end()) {
         index.emplace(d.name, static_cast<std::uint32_t>(params.size()));
-        params.push_back(param_state{d.name, d.type, std::vector<std::byte>(d.type.size), false, {}});
+        params.push_back(
+            param_state{d.name, d.type, std::vector<std::byte>(d.type.size), false, {}, d.external_buffer});
       }
     for (const node& n : g.nodes) {
       if (auto* c = std::get_if<child_node>(&n.params)) self(*c->graph, self);
