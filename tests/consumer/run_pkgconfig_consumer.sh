@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Installs this build of cudag into a temporary staging prefix and builds
+# the CMake consumer's two sources (tests/consumer/cmake: a builder graph in
+# a .cpp, a DSL graph in a .cu) with flags from pkg-config alone, the way
+# docs/guide/building.md says: nvcc compiles the .cu file with the include
+# flags, g++ compiles the .cpp file and links with `--cflags` and `--libs`.
+# Then runs the program. Exits 77 (skipped) where pkg-config is missing.
+# usage: run_pkgconfig_consumer.sh SOURCE_ROOT BUILD_ROOT NVCC GPU_ARCHITECTURE
+set -euo pipefail
+source_root=$(cd "$1" && pwd)
+build_root=$(cd "$2" && pwd)
+nvcc=$(command -v "$3" || echo "$3")
+arch=$4
+if ! command -v pkg-config >/dev/null; then
+  echo "SKIP: pkg-config is not installed"
+  exit 77
+fi
+cxx=${CXX:-c++}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+tags=devel
+if [ -e "$build_root/src/libcudag.so" ]; then tags=devel,runtime; fi
+meson install -C "$build_root" --no-rebuild --tags "$tags" --destdir "$work/stage" \
+  >"$work/install.log" 2>&1 || { cat "$work/install.log"; exit 1; }
+prefix=$(meson introspect --buildoptions "$build_root" |
+  python3 -c 'import json, sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "prefix"))')
+staged="$work/stage$prefix"
+pc=$(find "$staged" -name cudag.pc)
+[ -n "$pc" ] || { echo "no cudag.pc installed under $staged"; exit 1; }
+echo "installed: ${pc#"$work/stage"}"
+
+# The staged tree is not where cudag.pc says it is: move its prefix there.
+export PKG_CONFIG_PATH=$(dirname "$pc")
+pkg() { pkg-config --define-variable=prefix="$staged" "$@" cudag; }
+consumer="$source_root/tests/consumer/cmake"
+set -x
+"$nvcc" -std=c++20 --expt-relaxed-constexpr -arch="sm_$arch" -c "$consumer/device_graph.cu" \
+  -o "$work/device_graph.o" $(pkg --cflags-only-I)
+"$cxx" -std=c++20 -c "$consumer/consumer.cpp" -o "$work/consumer.o" $(pkg --cflags)
+"$cxx" "$work/consumer.o" "$work/device_graph.o" -o "$work/pkgconfig_consumer" $(pkg --libs)
+set +x
+"$work/pkgconfig_consumer"
