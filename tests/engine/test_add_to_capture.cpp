@@ -13,20 +13,17 @@
 #include "cudag/exec.hpp"
 #include "cudag/native_nodes.hpp"
 #include "cudag/native_recorder.hpp"
+#include "recorder_support.hpp"
 
 namespace {
+
+using engine_test::lines;
+using engine_test::dev_x;
 
 void scale(float* x, float a, int n) { (void)x, (void)a, (void)n; }
 void step(cudaGraphConditionalHandle h, int* counter) { (void)h, (void)counter; }
 
-float* const dev_x = reinterpret_cast<float*>(0x7000000);
 int* const dev_counter = reinterpret_cast<int*>(0x7100000);
-
-std::string lines(const std::vector<std::string>& calls) {
-  std::string out;
-  for (const auto& c : calls) out += c + "\n";
-  return out;
-}
 
 /// first -> loop (while: body `again`), and `side` on its own.
 cudag::graph_spec looping(const std::string& name) {

@@ -10,20 +10,16 @@
 #include "cudag/builder.hpp"
 #include "cudag/exec.hpp"
 #include "cudag/native_recorder.hpp"
+#include "recorder_support.hpp"
 
 namespace {
 
+using engine_test::lines;
+using engine_test::dev_x;
+using engine_test::dev_y;
+using engine_test::dev_z;
+
 void scale(float* x, float a, int n) { (void)x, (void)a, (void)n; }
-
-float* const dev_x = reinterpret_cast<float*>(0x7000000);
-float* const dev_y = reinterpret_cast<float*>(0x7100000);
-float* const dev_z = reinterpret_cast<float*>(0x7200000);
-
-std::string lines(const std::vector<std::string>& calls) {
-  std::string out;
-  for (const auto& c : calls) out += c + "\n";
-  return out;
-}
 
 void name_everything(cudag::native::recorder& rec) {
   rec.name_kernel(&scale, "scale");

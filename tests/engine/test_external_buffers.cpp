@@ -10,19 +10,15 @@
 #include "cudag/check.hpp"
 #include "cudag/exec.hpp"
 #include "cudag/native_recorder.hpp"
+#include "recorder_support.hpp"
 
 namespace {
 
+using engine_test::lines;
+using engine_test::dev_x;
+using engine_test::dev_y;
+
 void scale(float* x, float a, int n) { (void)x, (void)a, (void)n; }
-
-float* const dev_x = reinterpret_cast<float*>(0x7000000);
-float* const dev_y = reinterpret_cast<float*>(0x7100000);
-
-std::string lines(const std::vector<std::string>& calls) {
-  std::string out;
-  for (const auto& c : calls) out += c + "\n";
-  return out;
-}
 
 TEST(ExternalBuffers, ReadAtAnOffsetFreedByTheGraphAndNotRebindableOnceFreed) {
   cudag::native::recorder rec;
