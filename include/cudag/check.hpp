@@ -58,10 +58,14 @@ class check_error : public error {
 ///   freed but never allocated, a user (mem_free counts as the last use) not
 ///   ordered after the alloc node or not ordered before the free node. A user
 ///   nested in a child or body is ordered by its enclosing node.
-/// Cost: O(V + E) for the structure (names through one hash table a graph,
-/// Kahn's order with a binary heap: O(V log V)), plus per buffer one sweep
-/// over the nodes ranked between its alloc and its users, and one between its
-/// users and its free. 100,000 nodes and 400,000 edges: about 0.1 s.
+/// Nesting deeper than 64 graphs (a child graph that contains itself
+/// reaches it) is refused without recursing further.
+/// Cost: O(V + E) for the structure (names hashed once into a flat table a
+/// graph, Kahn's order over a hierarchical bitset of ready nodes), plus per
+/// buffer one sweep over the nodes ranked between its alloc and its users,
+/// and one between its users and its free. Random DAG of 10^6 nodes (half of
+/// them kernels) and 4 * 10^6 edges: about 0.9 s of one core, memory beyond
+/// the spec about 0.2x the spec's (tools/check/bench_check).
 void check(const graph_spec& spec);
 
 /// check(spec), then: every parameter declared anywhere in the spec bound

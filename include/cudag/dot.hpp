@@ -10,7 +10,12 @@
 namespace cudag {
 
 /// DOT text of the spec. Node identifiers are generated ("n0", "n1", ...);
-/// names appear only in escaped labels, so any name is safe.
+/// names appear only in escaped labels, so any name is safe: a NUL, another
+/// control byte or a byte that is not valid UTF-8 is shown as the text \xNN,
+/// a string longer than 512 bytes is cut (saying how long it was), and no
+/// quoted string reaches Graphviz's limit of 16,384 bytes. Throws
+/// cudag::error, naming the node, for a child graph that contains itself and
+/// for graphs nested more than 64 deep (as check() does).
 [[nodiscard]] std::string to_dot(const graph_spec& spec);
 
 /// Writes to_dot(spec) to `path`; throws cudag::error naming the path when

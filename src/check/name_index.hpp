@@ -168,7 +168,16 @@ void resolve_dependencies(const name_index& names, const std::vector<node>& node
     names.prefetch(pending[issued]);
   }
   std::size_t consumed = 0;
+  constexpr std::size_t deps_ahead = 6;  // nodes: their dependency lists are read at `ahead`
   for (std::size_t v = 0; v < count; ++v) {
+    if (v + deps_ahead < count) {
+      // The strings of a node's dependencies live in their own allocation,
+      // wherever it landed: fetch its first lines before they are hashed.
+      const char* list = reinterpret_cast<const char*>(nodes[v + deps_ahead].deps.data());
+      __builtin_prefetch(list);
+      __builtin_prefetch(list + 64);
+      __builtin_prefetch(list + 128);
+    }
     const auto& deps = nodes[v].deps;
     for (std::size_t k = 0; k < deps.size(); ++k) {
       const std::uint64_t hash = pending[consumed % ahead];

@@ -11,7 +11,8 @@
 //    dependencies, so graphs whose edges join nodes close in the order
 //    (chains, layers, pipelines) cost about O(V + E). A graph with long
 //    edges can make each walk cover most of the graph: the walks stop once
-//    they have cost an eighth of what (2) would, and (2) runs instead.
+//    they have cost an eighth of what (2) would (or of the limit below),
+//    and (2) runs instead.
 // 2. Bitsets: reach(w) = the nodes reachable from w by one edge or more;
 //    walking the order backwards computes reach(u) from its successors'
 //    sets. Full sets would take V^2 bits (1.25 GB at 100,000 nodes), so the
@@ -165,7 +166,9 @@ std::vector<std::pair<std::string, std::string>> find_redundant_edges(const grap
                                                                       std::uint64_t work_limit) {
   std::vector<char> redundant(view.edge_count(), 0);
   const bitset_plan plan = plan_bitsets(view);
-  if (!by_sweeps(view, redundant, plan.cost / 8)) {
+  // A walk step is a cache miss where a bitset step is a word: 1/64 in
+  // walk steps is about an eighth of the bitsets' cost (or of the limit).
+  if (!by_sweeps(view, redundant, std::min(plan.cost, work_limit) / 64)) {
     if (plan.cost > work_limit) {
       throw error("redundant-edge analysis of " + view.description() + " (" +
                   std::to_string(view.size()) + " nodes, " + std::to_string(view.edge_count()) +
