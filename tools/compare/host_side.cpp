@@ -1,0 +1,187 @@
+// bench_compare's builder specs and its CPU part (see host_side.hpp).
+#include "host_side.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cudag/builder.hpp"
+#include "cudag/check.hpp"
+#include "cudag/exec.hpp"
+#include "cudag/native_api.hpp"
+
+namespace compare {
+
+// ----------------------------------------------------------------- builder --
+namespace {
+template <class Reader>
+cudag::graph_spec spec_of(const dag& d, int readers, Reader&& reader) {
+  cudag::builder b("compare");
+  auto buf = b.param<float*>("buf");
+  auto c = b.param<float>("c");
+  std::vector<cudag::node_ref> nodes;
+  nodes.reserve(std::size_t(d.nodes));
+  for (int i = 0; i < d.nodes; ++i) {
+    nodes.push_back(i < readers ? reader(b, buf, i)
+                                : b.kernel(node_name(i), CUDAG_KERNEL(step), cudag::launch(1, threads), buf, i, c));
+    for (int k = 0; k < d.dep_count(i); ++k) b.edge(nodes[std::size_t(d.deps_of(i)[k])], nodes.back());
+  }
+  return std::move(b).build();
+}
+}  // namespace
+
+cudag::graph_spec builder_spec(const dag& d, int readers) {
+  std::optional<cudag::param_handle<float>> a;
+  return spec_of(d, readers, [&](cudag::builder& b, const cudag::param_handle<float*>& buf, int i) {
+    if (!a) a = b.param<float>("a");
+    return b.kernel(node_name(i), CUDAG_KERNEL(step), cudag::launch(1, threads), buf, i, *a);
+  });
+}
+
+cudag::graph_spec scalar_spec(const dag& d, int readers) {
+  std::optional<cudag::param_handle<const float*>> a;
+  return spec_of(d, readers, [&](cudag::builder& b, const cudag::param_handle<float*>& buf, int i) {
+    if (!a) a = b.param<const float*>("a_ptr");
+    return b.kernel(node_name(i), CUDAG_KERNEL(step_ptr), cudag::launch(1, threads), buf, i, *a);
+  });
+}
+
+std::vector<cudag::binding> bindings(float* buf, float a, float c) {
+  return {cudag::bind("buf", buf), cudag::bind("a", a), cudag::bind("c", c)};
+}
+std::vector<cudag::binding> scalar_bindings(float* buf, const float* a_ptr, float c) {
+  return {cudag::bind("buf", buf), cudag::bind("a_ptr", a_ptr), cudag::bind("c", c)};
+}
+
+cudag::graph_spec while_spec() {
+  cudag::builder b("while");
+  auto buf = b.param<float*>("buf");
+  auto counter = b.param<int*>("counter");
+  auto limit = b.param<int>("limit");
+  auto again = b.condition("again", /*default_value=*/1);
+  auto reset = b.memset("reset", counter, 0u, 1);
+  cudag::builder body("iteration");
+  auto work = body.kernel("work", CUDAG_KERNEL(step), cudag::launch(1, threads), buf, 0, 1.0f);
+  auto decide = body.kernel("decide", CUDAG_KERNEL(loop_decide), cudag::launch(1, 1), again, counter, limit);
+  body.edge(work, decide);
+  auto loop = b.while_loop("loop", again, std::move(body).build());
+  loop.after(reset);
+  return std::move(b).build();
+}
+std::vector<cudag::binding> while_bindings(float* buf, int* counter, int limit) {
+  return {cudag::bind("buf", buf), cudag::bind("counter", counter), cudag::bind("limit", limit)};
+}
+
+// ---------------------------------------------------------------- CPU part --
+namespace {
+
+std::uintptr_t next_handle = 1;
+template <class H>
+H fresh() {
+  return reinterpret_cast<H>(next_handle++ * 16);
+}
+cudaError_t null_graph_create(cudaGraph_t* g, unsigned) {
+  *g = fresh<cudaGraph_t>();
+  return cudaSuccess;
+}
+cudaError_t null_graph_destroy(cudaGraph_t) { return cudaSuccess; }
+cudaError_t null_add_kernel(cudaGraphNode_t* n, cudaGraph_t, const cudaGraphNode_t*, std::size_t,
+                            const cudaKernelNodeParams*) {
+  *n = fresh<cudaGraphNode_t>();
+  return cudaSuccess;
+}
+cudaError_t null_get_device(int* d) {
+  *d = 0;
+  return cudaSuccess;
+}
+cudaError_t null_last_error() { return cudaSuccess; }
+cudaError_t null_stream_destroy(cudaStream_t) { return cudaSuccess; }
+
+cudag::native::api_table null_table() {
+  cudag::native::api_table t = cudag::native::cuda_runtime_api();
+  t.graph_create = null_graph_create;
+  t.graph_destroy = null_graph_destroy;
+  t.add_kernel_node = null_add_kernel;
+  t.get_device = null_get_device;
+  t.get_last_error = null_last_error;
+  t.stream_destroy = null_stream_destroy;
+  return t;
+}
+
+/// What a program writes by hand, through the same (null) table: a graph,
+/// one kernel node per node with its dependencies' handles.
+void hand_written(const dag& d, float* buf, std::vector<cudaGraphNode_t>& nodes) {
+  const cudag::native::api_table& api = cudag::native::api();
+  cudaGraph_t g = nullptr;
+  (void)api.graph_create(&g, 0);
+  nodes.assign(std::size_t(d.nodes), nullptr);
+  float a = 1.0f;
+  int slot = 0;
+  void* args[] = {&buf, &slot, &a};
+  cudaKernelNodeParams p{};
+  p.func = reinterpret_cast<void*>(&step);
+  p.gridDim = dim3(1);
+  p.blockDim = dim3(threads);
+  p.kernelParams = args;
+  cudaGraphNode_t deps[lattice_width];
+  for (int i = 0; i < d.nodes; ++i) {
+    const int k = d.dep_count(i);
+    for (int j = 0; j < k; ++j) deps[j] = nodes[std::size_t(d.deps_of(i)[j])];
+    slot = i;
+    (void)api.add_kernel_node(&nodes[std::size_t(i)], g, deps, std::size_t(k), &p);
+  }
+  (void)api.graph_destroy(g);
+}
+
+}  // namespace
+
+void run_cpu_part(results& out, bool quick, int repetitions) {
+  const cudag::native::api_table table = null_table();
+  const cudag::native::api_table* previous = cudag::native::install_api(&table);
+  float* buf = reinterpret_cast<float*>(std::uintptr_t{4096});
+  const std::vector<cudag::binding> binds = bindings(buf, 1.0f, 1.0f);
+  std::vector<int> sizes{10, 100, 1000, 10000, 100000};
+  if (!quick) sizes.push_back(1000000);
+  for (shape s : all_shapes)
+    for (int n : sizes) {
+      const dag d = make_dag(s, n);
+      // Fewer rounds for the large graphs (the 10^6-node builder path takes
+      // about a second on a small machine).
+      const int rounds = n <= 1000 ? repetitions : n <= 10000 ? std::max(5, repetitions / 2)
+                                                 : n <= 100000 ? 5 : 3;
+      std::vector<cudaGraphNode_t> hand_nodes;
+      std::optional<cudag::graph_spec> built;
+      const cudag::graph_spec spec = builder_spec(d, n);
+      std::optional<cudag::lowered_graph> lowered, path;
+      const bool dsl = dsl_side::available(s, n);
+      std::vector<bench::side> sides{
+          {[&] { hand_written(d, buf, hand_nodes); }},
+          {[&] { built.emplace(builder_spec(d, n)); }, [&] { built.reset(); }},
+          {[&] { cudag::check(spec, binds); }},
+          {[&] { lowered.emplace(cudag::lower(spec, binds)); }, [&] { lowered.reset(); }},
+          {[&] { path.emplace(cudag::lower(builder_spec(d, n), binds)); }, [&] { path.reset(); }},
+      };
+      if (dsl) sides.push_back({[&] { dsl_side::lower(s, n, buf, 1.0f); }, [&] { dsl_side::release(); }});
+      const std::vector<bench::summary> t = bench::interleaved(rounds, 1, sides);
+      const char* key = shape_key(s);
+      out.add("cpu", key, n, "hand-written calls (null table)", t[0]);
+      out.add("cpu", key, n, "builder + build()", t[1]);
+      out.add("cpu", key, n, "check()", t[2]);
+      out.add("cpu", key, n, "lower() (incl. check)", t[3]);
+      out.add("cpu", key, n, "builder path (builder + build + lower)", t[4]);
+      if (dsl) out.add("cpu", key, n, "DSL lower", t[5]);
+      if (lowered->nodes.size() != std::size_t(n) || path->nodes.size() != std::size_t(n)) {
+        std::fprintf(stderr, "bench_compare: the CPU part lowered %zu nodes, expected %d\n", lowered->nodes.size(), n);
+        std::exit(3);
+      }
+      lowered.reset();
+      path.reset();
+      dsl_side::release();
+      std::fflush(stdout);
+    }
+  cudag::native::install_api(previous);
+}
+
+}  // namespace compare
