@@ -149,6 +149,28 @@ class name_index {
 template <class Resolved, class Unknown>
 void resolve_dependencies(const name_index& names, const std::vector<node>& nodes,
                           Resolved&& resolved, Unknown&& unknown) {
+  // Chains name the node declared just before: it is tried before the table.
+  const auto previous_is = [&](std::size_t v, const std::string& name) {
+    if (v == 0) return false;
+    const std::string& previous = nodes[v - 1].name;
+    return previous.size() == name.size() &&
+           name_index::prefix_of(previous) == name_index::prefix_of(name) &&
+           (name.size() <= 8 || previous == name);
+  };
+  if (nodes.size() <= 4096) {  // the table is in cache: no pipeline, no hash for a chain
+    for (std::size_t v = 0; v < nodes.size(); ++v) {
+      const auto& deps = nodes[v].deps;
+      for (std::size_t k = 0; k < deps.size(); ++k) {
+        if (previous_is(v, deps[k]))
+          resolved(v, k, static_cast<std::uint32_t>(v - 1));
+        else if (auto found = names.find(deps[k]))
+          resolved(v, k, *found);
+        else
+          unknown(v, k);
+      }
+    }
+    return;
+  }
   constexpr std::size_t ahead = 8;
   std::uint64_t pending[ahead];
   const std::size_t count = nodes.size();
@@ -187,8 +209,7 @@ void resolve_dependencies(const name_index& names, const std::vector<node>& node
         names.prefetch(pending[issued % ahead]);
         ++issued;
       }
-      // Chains name the node declared just before: try it before the table.
-      if (v > 0 && nodes[v - 1].name == deps[k])
+      if (previous_is(v, deps[k]))
         resolved(v, k, static_cast<std::uint32_t>(v - 1));
       else if (auto found = names.find(deps[k], hash))
         resolved(v, k, *found);

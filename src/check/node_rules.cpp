@@ -1,8 +1,11 @@
 // Rules about one node at a time: what its kind requires, where CUDA allows
 // it, and whether every value it reads refers to something declared with a
 // fitting type.
+#include <cstdint>
+#include <optional>
 #include <type_traits>
 #include <variant>
+#include <vector>
 
 #include "check_passes.hpp"
 #include "cudag/check.hpp"
@@ -36,14 +39,41 @@ std::string_view body_count_rule(conditional_kind kind) {
   return "?";
 }
 
+// The parameters visible from one frame, innermost declaration first, as one
+// short flat list: every node of the frame looks its parameters up here
+// rather than climbing the frames (a chain of dependent loads per lookup).
+struct visible_param {
+  std::uint64_t prefix;
+  std::size_t size;
+  spec_tree::param_found found;
+};
+
+constexpr std::size_t scope_scan_limit = 8;
+
+// Empty when more than scope_scan_limit parameters are visible: then the
+// tree's own lookup (hash maps) serves.
+std::vector<visible_param> visible_params(const spec_tree& tree, std::size_t from) {
+  std::vector<visible_param> scope;
+  for (std::size_t f = from; f != no_frame; f = tree.at(f).parent) {
+    const auto& params = tree.at(f).spec().params;
+    for (const param_decl& p : params) {
+      scope.push_back({name_index::prefix_of(p.name), p.name.size(), {f, &p}});
+      if (scope.size() > scope_scan_limit) return {};
+    }
+  }
+  return scope;
+}
+
 class node_checker {
  public:
-  node_checker(const spec_tree& tree, std::size_t frame_index, std::size_t node_index)
+  node_checker(const spec_tree& tree, std::size_t frame_index, std::size_t node_index,
+               const std::vector<visible_param>& scope)
       : tree_(tree),
         frame_index_(frame_index),
         frame_(tree.at(frame_index)),
         node_(frame_.spec().nodes[node_index]),
-        node_index_(node_index) {}
+        node_index_(node_index),
+        scope_(scope) {}
 
   void run() {
     check_placement();
@@ -63,6 +93,18 @@ class node_checker {
     return std::string(vowel ? "an " : "a ") + std::string(kind) + " node";
   }
 
+  // Lexical lookup, as spec_tree::find_param (the innermost declaration).
+  std::optional<spec_tree::param_found> find_param(std::string_view name) const {
+    if (scope_.empty()) return tree_.find_param(frame_index_, name);
+    const std::uint64_t prefix = name_index::prefix_of(name);
+    for (const visible_param& p : scope_) {
+      if (p.size == name.size() && p.prefix == prefix &&
+          (name.size() <= 8 || p.found.decl->name == name))
+        return p.found;
+    }
+    return std::nullopt;
+  }
+
   void check_placement() const {
     if (frame_.in_conditional_body && !allowed_in_conditional_body(node_.kind())) {
       fail("node '" + path() + "' is " + kind_phrase() +
@@ -78,7 +120,7 @@ class node_checker {
            (k.function_name.empty() ? std::string(")") : " for '" + k.function_name + "')"));
     }
     if (k.grid_from) {
-      auto found = tree_.find_param(frame_index_, k.grid_from->param);
+      auto found = find_param(k.grid_from->param);
       if (!found) {
         fail("kernel node '" + path() + "' computes its grid from parameter '" +
              k.grid_from->param + "', which is not declared in its graph or an enclosing one");
@@ -146,7 +188,7 @@ class node_checker {
              v.type.name() + " (" + std::to_string(v.type.size) + " bytes) is expected");
       }
     } else if (const auto* p = std::get_if<param_ref>(&v.source)) {
-      auto found = tree_.find_param(frame_index_, p->name);
+      auto found = find_param(p->name);
       if (!found) {
         fail("node '" + path() + "' uses parameter '" + p->name +
              "', which is not declared in its graph or an enclosing one");
@@ -170,6 +212,7 @@ class node_checker {
   const frame& frame_;
   const node& node_;
   std::size_t node_index_;
+  const std::vector<visible_param>& scope_;
 };
 
 }  // namespace
@@ -177,7 +220,9 @@ class node_checker {
 void check_node_rules(const spec_tree& tree) {
   for (std::size_t f = 0; f < tree.size(); ++f) {
     const auto& nodes = tree.at(f).spec().nodes;
-    for (std::size_t i = 0; i < nodes.size(); ++i) node_checker(tree, f, i).run();
+    if (nodes.empty()) continue;
+    const std::vector<visible_param> scope = visible_params(tree, f);
+    for (std::size_t i = 0; i < nodes.size(); ++i) node_checker(tree, f, i, scope).run();
   }
 }
 

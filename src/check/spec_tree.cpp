@@ -31,9 +31,13 @@ void spec_tree::add_frame(const graph_spec& spec, std::size_t parent, std::size_
   const graph_view* enclosing = parent == no_frame ? nullptr : &frames_[parent]->view;
   frames_.push_back(std::make_unique<frame>(frame{
       graph_view(spec, std::move(prefix), std::move(description), enclosing), parent,
-      enclosing_node, depth, in_body, {}, {}}));
+      enclosing_node, depth, in_body, {}, {}, {}, {}}));
   frame& f = *frames_.back();
 
+  for (const param_decl& p : spec.params)
+    f.param_names.push_back({name_index::prefix_of(p.name), p.name.size()});
+  for (const condition_decl& c : spec.conditions)
+    f.condition_names.push_back({name_index::prefix_of(c.name), c.name.size()});
   for (std::size_t i = 0; i < spec.params.size(); ++i) {
     if (!f.param_index.emplace(spec.params[i].name, i).second) {
       throw check_error("parameter '" + spec.params[i].name + "' is declared twice in " +
@@ -93,20 +97,18 @@ namespace {
 // the declarations (lengths first) beats hashing the name.
 constexpr std::size_t scan_limit = 8;
 
-bool same(std::string_view a, std::string_view b) noexcept {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (a[i] != b[i]) return false;
-  return true;
-}
-
 template <class Decl>
 std::optional<std::size_t> find_declared(const std::vector<Decl>& declared,
+                                         const std::vector<frame::short_name>& short_names,
                                          const std::unordered_map<std::string_view, std::size_t>& index,
                                          std::string_view name) {
   if (declared.size() <= scan_limit) {
-    for (std::size_t i = 0; i < declared.size(); ++i)
-      if (same(declared[i].name, name)) return i;
+    const std::uint64_t prefix = name_index::prefix_of(name);
+    for (std::size_t i = 0; i < short_names.size(); ++i) {
+      if (short_names[i].size == name.size() && short_names[i].prefix == prefix &&
+          (name.size() <= 8 || declared[i].name == name))
+        return i;
+    }
     return std::nullopt;
   }
   if (auto it = index.find(name); it != index.end()) return it->second;
@@ -119,7 +121,7 @@ std::optional<spec_tree::param_found> spec_tree::find_param(std::size_t from,
                                                             std::string_view name) const {
   for (std::size_t f = from; f != no_frame; f = frames_[f]->parent) {
     const frame& fr = *frames_[f];
-    if (auto i = find_declared(fr.spec().params, fr.param_index, name))
+    if (auto i = find_declared(fr.spec().params, fr.param_names, fr.param_index, name))
       return param_found{f, &fr.spec().params[*i]};
   }
   return std::nullopt;
@@ -129,7 +131,7 @@ std::optional<spec_tree::condition_found> spec_tree::find_condition(std::size_t 
                                                                     std::string_view name) const {
   for (std::size_t f = from; f != no_frame; f = frames_[f]->parent) {
     const frame& fr = *frames_[f];
-    if (auto i = find_declared(fr.spec().conditions, fr.condition_index, name))
+    if (auto i = find_declared(fr.spec().conditions, fr.condition_names, fr.condition_index, name))
       return condition_found{f, &fr.spec().conditions[*i]};
   }
   return std::nullopt;

@@ -5,6 +5,7 @@
 // scoping (parameters, conditions, buffers) and path naming need.
 #include <cstddef>
 #include <memory>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,6 +29,13 @@ struct frame {
   bool in_conditional_body = false;
   std::unordered_map<std::string_view, std::size_t> param_index;
   std::unordered_map<std::string_view, std::size_t> condition_index;
+  /// Declared names as length and first 8 bytes, for scans of short lists.
+  struct short_name {
+    std::uint64_t prefix;
+    std::size_t size;
+  };
+  std::vector<short_name> param_names;
+  std::vector<short_name> condition_names;
 
   [[nodiscard]] const graph_spec& spec() const noexcept { return view.spec(); }
 };
