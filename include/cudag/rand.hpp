@@ -48,6 +48,7 @@
 #include "cudag/arguments.hpp"
 #include "cudag/builder.hpp"
 #include "cudag/error.hpp"
+#include "cudag/op.hpp"  // cudag::add_op(b, name, op, args...) calls this header's ops
 
 namespace cudag::rand {
 
