@@ -2,8 +2,8 @@
 # Installs this build of cudag into a temporary staging prefix and builds
 # the CMake consumer's two sources (tests/consumer/cmake: a builder graph in
 # a .cpp, a DSL graph in a .cu) with flags from pkg-config alone, the way
-# docs/guide/building.md says: nvcc compiles the .cu file with the include
-# flags, g++ compiles the .cpp file and links with `--cflags` and `--libs`.
+# docs/guide/building.md says: nvcc compiles the .cu file and g++ the .cpp
+# file with `--cflags`, nvcc links with `--libs`.
 # Then runs the program. Exits 77 (skipped) where pkg-config is missing.
 # usage: run_pkgconfig_consumer.sh SOURCE_ROOT BUILD_ROOT NVCC GPU_ARCHITECTURE
 set -euo pipefail
@@ -36,8 +36,9 @@ pkg() { pkg-config --define-variable=prefix="$staged" "$@" cudag; }
 consumer="$source_root/tests/consumer/cmake"
 set -x
 "$nvcc" -std=c++20 --expt-relaxed-constexpr -arch="sm_$arch" -c "$consumer/device_graph.cu" \
-  -o "$work/device_graph.o" $(pkg --cflags-only-I)
+  -o "$work/device_graph.o" $(pkg --cflags)
 "$cxx" -std=c++20 -c "$consumer/consumer.cpp" -o "$work/consumer.o" $(pkg --cflags)
-"$cxx" "$work/consumer.o" "$work/device_graph.o" -o "$work/pkgconfig_consumer" $(pkg --libs)
+"$nvcc" -arch="sm_$arch" "$work/consumer.o" "$work/device_graph.o" -o "$work/pkgconfig_consumer" \
+  $(pkg --libs)
 set +x
 "$work/pkgconfig_consumer"

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cudag/builder.hpp"
+#include "cudag/dot.hpp"
 #include "cudag/dsl.hpp"
 
 namespace {
@@ -190,6 +191,21 @@ TEST(DslSpec, LiteralGridIsComputedAtCompileTime) {
   EXPECT_EQ(k.block.y, 2u);
   EXPECT_FALSE(k.grid_from.has_value());
   expect_literal(k.args[2], 1000);
+}
+
+// A DSL kernel is named after its function, in the spec and in the picture,
+// as the builder's CUDAG_KERNEL names it; the spec carries the graph's name.
+TEST(DslSpec, KernelsAreNamedAfterTheirFunctionInTheSpecAndThePicture) {
+  constexpr auto g = graph(kernel<"k", scale>(1, 32, x, 1.5f, 1000),
+                           kernel<"later", axpy>(1, 32, x, y, 2.0f, 1000), edge<"k", "later">);
+  const auto spec = to_spec(g, "named");
+  EXPECT_EQ(spec.name, "named");
+  EXPECT_EQ(std::get<cudag::kernel_node>(spec.nodes[0].params).function_name, "{anonymous}::scale");
+  EXPECT_EQ(std::get<cudag::kernel_node>(spec.nodes[1].params).function_name, "{anonymous}::axpy");
+  const std::string dot = cudag::to_dot(spec);
+  EXPECT_NE(dot.find("named"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("{anonymous}::scale"), std::string::npos) << dot;
+  EXPECT_EQ(dot.find("unnamed kernel"), std::string::npos) << dot;
 }
 
 // ------------------------ DSL spec and builder spec == hand-written spec --

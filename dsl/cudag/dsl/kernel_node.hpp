@@ -20,6 +20,22 @@
 
 namespace cudag::dsl {
 
+/// The name of the function `Kernel` ("app::scale"), for messages and
+/// pictures: read from the signature the compiler writes for this function
+/// ("... [with auto Kernel = app::scale; ...]" from g++, also under nvcc).
+/// Empty where the compiler writes it otherwise.
+template <auto Kernel>
+[[nodiscard]] std::string_view function_name_of() noexcept {
+  constexpr std::string_view marker = "Kernel = ";
+  const std::string_view signature = __PRETTY_FUNCTION__;
+  const std::size_t at = signature.find(marker);
+  if (at == std::string_view::npos) return {};
+  std::string_view name = signature.substr(at + marker.size());
+  name = name.substr(0, name.find_first_of(";]"));
+  if (name.starts_with('&')) name.remove_prefix(1);
+  return name;
+}
+
 /// An nvcc kernel fixed at compile time (its host stub address).
 template <auto Kernel>
 struct static_kernel {
@@ -27,7 +43,7 @@ struct static_kernel {
     return reinterpret_cast<const void*>(Kernel);
   }
   [[nodiscard]] std::shared_ptr<const void> keep_alive() const noexcept { return nullptr; }
-  [[nodiscard]] std::string_view name() const noexcept { return {}; }
+  [[nodiscard]] std::string_view name() const noexcept { return function_name_of<Kernel>(); }
 };
 /// A run-time kernel (cudaKernel_t from NVRTC, or a stub address).
 template <class Signature>
