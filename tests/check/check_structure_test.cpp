@@ -149,6 +149,31 @@ TEST(CheckStructure, NestingBeyondTheLimitIsRefusedWithoutRecursingThroughIt) {
   dismantle(at_limit);
 }
 
+TEST(CheckStructure, NamesDifferingInOneByteAreDistinctAndEqualOnesAreNot) {
+  // Names of every length up to 20 bytes, each paired with copies that
+  // differ in one byte (a NUL or 0xFF among them) at every position: the name
+  // table compares short names by length and leading word, so every byte of
+  // every length must count.
+  for (std::size_t length = 1; length <= 20; ++length) {
+    std::string base;
+    for (std::size_t i = 0; i < length; ++i) base += static_cast<char>('a' + i % 26);
+    graph_spec g;
+    g.nodes.push_back(empty(base));
+    for (std::size_t at = 0; at < length; ++at) {
+      for (char replacement : {'\0', '\xff', 'Z'}) {
+        std::string other = base;
+        other[at] = replacement;
+        g.nodes.push_back(empty(other, {base}));
+      }
+    }
+    g.nodes.push_back(empty(base + std::string(1, '\0'), {base}));  // one byte longer
+    EXPECT_NO_THROW(check(g)) << "length " << length;
+    EXPECT_EQ(topological_order(g).size(), g.nodes.size());
+    g.nodes.push_back(empty(base));
+    expect_rejected([&] { check(g); }, {"node name '" + base + "' is used twice"}, {base});
+  }
+}
+
 TEST(CheckStructure, TopologicalOrderTakesLowestDeclaredReadyNode) {
   // Declared out of order: d depends on b and c, b on a, c on nothing.
   const graph_spec g = graph({empty("d", {"b", "c"}), empty("b", {"a"}), empty("c"), empty("a"),
