@@ -95,10 +95,11 @@ class builder {
   }
   condition_handle condition(std::string name, unsigned default_value = 0,
                              bool assign_default = true);
-  /// A device buffer of T the graph did not allocate (cudaMallocAsync, or
-  /// another graph's allocation), bound like a parameter: bind(name, T*).
-  /// Nodes use it as a buffer; free() may free it; a node using it must be
-  /// ordered before that free.
+  /// A device buffer of T the graph did not allocate, bound like a
+  /// parameter: bind(name, T*). Nodes use it as a buffer; free() may free it
+  /// when another graph allocated it (CUDA refuses a free node for memory
+  /// from cudaMalloc or cudaMallocAsync); a node using it must be ordered
+  /// before that free.
   template <class T>
   buffer_handle<T> external_buffer(std::string name) {
     declare_param(name, type_of<T*>(), true);

@@ -219,10 +219,11 @@ struct node {
 struct param_decl {
   std::string name;
   type_tag type;
-  /// A device buffer the graph did not allocate (cudaMallocAsync, another
-  /// graph): its address is this pointer parameter's value; nodes read it
-  /// as a buffer (buffer_ref) and a mem_free node may free it. Every
-  /// lifetime rule but "after the alloc" applies.
+  /// A device buffer the graph did not allocate: its address is this
+  /// pointer parameter's value; nodes read it as a buffer (buffer_ref). A
+  /// mem_free node may free it if another graph's alloc node made it (CUDA
+  /// refuses a free node for other memory, cudaMallocAsync's included).
+  /// Every lifetime rule but "after the alloc" applies.
   bool external_buffer = false;
 };
 
