@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -227,6 +228,28 @@ TEST(DslCompileFailTwins, BindingsRebindingAndNodesByName) {
   }
   EXPECT_EQ(rec.live_execs(), 0u);
   EXPECT_TRUE(rec.misuse().empty()) << rec.misuse().size();
+}
+
+// buffer_address_unknown: the buffer the graph allocates, read back by its
+// view, offset included, at the address its reader was given.
+constexpr auto staging = buffer<"staging", float>;
+constexpr auto twin_owned_buffer = graph(mem_alloc<"make">(staging, 64),
+                                         kernel<"fill", cf::scale>(1, 32, staging + 8, 2.0f, 56),
+                                         edge<"make", "fill">);
+
+TEST(DslCompileFailTwins, AGraphOwnedBufferIsReadBackByItsView) {
+  cudag::native::recorder rec;
+  rec.name_kernel(&cf::scale, "scale");
+  auto e = instantiate(twin_owned_buffer);
+  float* base = e.buffer(staging);
+  ASSERT_NE(base, nullptr);
+  EXPECT_EQ(e.buffer(staging + 8), base + 8);
+  char text[64];
+  std::snprintf(text, sizeof text, "args=[0x%llx,",
+                static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(base + 8)));
+  const auto kernels = rec.calls_starting("add_kernel_node");
+  ASSERT_EQ(kernels.size(), 1u);
+  EXPECT_NE(kernels[0].find(text), std::string::npos) << kernels[0] << " should hold " << text;
 }
 
 }  // namespace

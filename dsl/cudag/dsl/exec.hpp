@@ -40,6 +40,8 @@ template <fixed_string Node>
 struct graph_has_no_node;
 template <fixed_string Node>
 struct node_kind_cannot_be_disabled;
+template <fixed_string Buffer>
+struct graph_allocates_no_buffer;
 
 // rebind_path and the rule that picks between exec setters and one
 // whole-graph update (prefer_whole_graph_update) are shared with the spec
@@ -235,6 +237,25 @@ class exec {
     constexpr std::uint32_t v = checked_toggle_index<Name>();
     return native::enabled(core_.native_exec(), arena_->nodes.handles[v], Name.view());
   }
+  /// The device address of a buffer the top-level graph's mem_alloc node
+  /// produced, typed and offset as the view says: `e.buffer(tmp + 16)`.
+  /// Fixed for the life of this exec; for reading results back after a
+  /// launch (see the spec exec's buffer_address for the lifetime).
+  /// (A view's type, not buffer_t<Name, T>, is deduced: nvcc cannot deduce
+  /// a class-type template argument from the view.)
+  template <class View>
+    requires std::is_same_v<typename View::dsl_tag, buffer_tag>
+  [[nodiscard]] typename View::element_type* buffer(View view) const {
+    constexpr std::uint32_t slot = G::shape.buffer_slot(name_hash(View::name.view()));
+    if constexpr (slot == no_index) {
+      static_assert(sizeof(graph_allocates_no_buffer<View::name>) == 0);
+      return nullptr;
+    } else {
+      return static_cast<typename View::element_type*>(arena_->state.values.buffers[slot]) +
+             view.offset;
+    }
+  }
+
   /// The CUDA node created for a top-level node.
   template <fixed_string Name>
   [[nodiscard]] cudaGraphNode_t node_handle() const {
