@@ -327,3 +327,38 @@ TEST(EngineNodes, InstantiateOptionsAndDriverPicture) {
   EXPECT_NE(dot.find("digraph"), std::string::npos);
   EXPECT_NE(dot.find("MEM_ALLOC"), std::string::npos) << dot.substr(0, 400);
 }
+
+// Library calls captured into a conditional body: the IF body runs them
+// when a kernel sets the condition from data, and skips them otherwise.
+TEST(EngineNodes, CapturedWorkFillsAConditionalBody) {
+  CUDAG_REQUIRE_GPU();
+  constexpr int n = 128;
+  cudag::device_buffer<float> x(n);
+  cudag::device_buffer<unsigned> take(1);
+  cudag::builder body("body");
+  cudag::builder b("guarded");
+  auto px = b.param<float*>("x");
+  auto pt = b.param<const unsigned*>("take");
+  auto when = b.condition("when");
+  body.captured(
+      "library_calls", "fill+scale",
+      [](cudaStream_t s, float* p) {
+        fill_iota<<<1, n, 0, s>>>(p, 1.0f, n);
+        scale<<<1, n, 0, s>>>(p, 4.0f, n);
+      },
+      px);
+  auto decide = b.kernel("decide", CUDAG_KERNEL(set_condition), cudag::launch(1, 1), when, pt);
+  auto guarded = b.if_then("guarded", when, body.build());
+  b.edge(decide, guarded);
+  const cudag::binding binds[] = {cudag::bind("x", x.data()), cudag::bind("take", take.data())};
+  auto e = cudag::instantiate(b.build(), binds);
+  auto s = cudag::make_stream();
+  for (const unsigned taken : {1u, 0u}) {
+    upload(x, std::vector<float>(n, poison));
+    upload(take, std::vector<unsigned>{taken});
+    launch_and_wait(e, s.get());
+    const auto h = read_back(x);
+    for (int i = 0; i < n; ++i)
+      ASSERT_FLOAT_EQ(h[i], taken ? 4.0f * (1.0f + i) : poison) << "taken " << taken << " element " << i;
+  }
+}
