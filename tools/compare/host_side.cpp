@@ -11,6 +11,7 @@
 #include "cudag/check.hpp"
 #include "cudag/exec.hpp"
 #include "cudag/native_api.hpp"
+#include "../common/null_native_table.hpp"
 
 namespace compare {
 
@@ -77,39 +78,6 @@ std::vector<cudag::binding> while_bindings(float* buf, int* counter, int limit) 
 // ---------------------------------------------------------------- CPU part --
 namespace {
 
-std::uintptr_t next_handle = 1;
-template <class H>
-H fresh() {
-  return reinterpret_cast<H>(next_handle++ * 16);
-}
-cudaError_t null_graph_create(cudaGraph_t* g, unsigned) {
-  *g = fresh<cudaGraph_t>();
-  return cudaSuccess;
-}
-cudaError_t null_graph_destroy(cudaGraph_t) { return cudaSuccess; }
-cudaError_t null_add_kernel(cudaGraphNode_t* n, cudaGraph_t, const cudaGraphNode_t*, std::size_t,
-                            const cudaKernelNodeParams*) {
-  *n = fresh<cudaGraphNode_t>();
-  return cudaSuccess;
-}
-cudaError_t null_get_device(int* d) {
-  *d = 0;
-  return cudaSuccess;
-}
-cudaError_t null_last_error() { return cudaSuccess; }
-cudaError_t null_stream_destroy(cudaStream_t) { return cudaSuccess; }
-
-cudag::native::api_table null_table() {
-  cudag::native::api_table t = cudag::native::cuda_runtime_api();
-  t.graph_create = null_graph_create;
-  t.graph_destroy = null_graph_destroy;
-  t.add_kernel_node = null_add_kernel;
-  t.get_device = null_get_device;
-  t.get_last_error = null_last_error;
-  t.stream_destroy = null_stream_destroy;
-  return t;
-}
-
 /// What a program writes by hand, through the same (null) table: a graph,
 /// one kernel node per node with its dependencies' handles.
 void hand_written(const dag& d, float* buf, std::vector<cudaGraphNode_t>& nodes) {
@@ -138,7 +106,7 @@ void hand_written(const dag& d, float* buf, std::vector<cudaGraphNode_t>& nodes)
 }  // namespace
 
 void run_cpu_part(results& out, bool quick, int repetitions) {
-  const cudag::native::api_table table = null_table();
+  const cudag::native::api_table table = bench_null::table();
   const cudag::native::api_table* previous = cudag::native::install_api(&table);
   float* buf = reinterpret_cast<float*>(std::uintptr_t{4096});
   const std::vector<cudag::binding> binds = bindings(buf, 1.0f, 1.0f);

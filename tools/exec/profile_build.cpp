@@ -14,38 +14,11 @@
 #include "cudag/check.hpp"
 #include "cudag/exec.hpp"
 #include "cudag/native_api.hpp"
+#include "../common/null_native_table.hpp"
 
 namespace {
 
 __attribute__((noinline)) void tick(float*, float, int) {}
-
-std::uintptr_t next_handle = 1;
-template <class H>
-H fresh() {
-  return reinterpret_cast<H>(next_handle++ * 16);
-}
-
-cudaError_t null_graph_create(cudaGraph_t* g, unsigned) { *g = fresh<cudaGraph_t>(); return cudaSuccess; }
-cudaError_t null_graph_destroy(cudaGraph_t) { return cudaSuccess; }
-cudaError_t null_add_kernel(cudaGraphNode_t* n, cudaGraph_t, const cudaGraphNode_t*, std::size_t,
-                            const cudaKernelNodeParams*) {
-  *n = fresh<cudaGraphNode_t>();
-  return cudaSuccess;
-}
-cudaError_t null_get_device(int* d) { *d = 0; return cudaSuccess; }
-cudaError_t null_last_error() { return cudaSuccess; }
-cudaError_t null_stream_destroy(cudaStream_t) { return cudaSuccess; }
-
-cudag::native::api_table null_table() {
-  cudag::native::api_table t = cudag::native::cuda_runtime_api();
-  t.graph_create = null_graph_create;
-  t.graph_destroy = null_graph_destroy;
-  t.add_kernel_node = null_add_kernel;
-  t.get_device = null_get_device;
-  t.get_last_error = null_last_error;
-  t.stream_destroy = null_stream_destroy;
-  return t;
-}
 
 cudag::graph_spec chain_spec(int count, float* x) {
   cudag::builder b("chain");
@@ -67,7 +40,7 @@ cudag::graph_spec chain_spec(int count, float* x) {
 int main(int argc, char** argv) {
   const int nodes = argc > 1 ? std::atoi(argv[1]) : 1000;
   const int reps = argc > 2 ? std::atoi(argv[2]) : 2000;
-  const cudag::native::api_table table = null_table();
+  const cudag::native::api_table table = bench_null::table();
   cudag::native::install_api(&table);
   float* x = reinterpret_cast<float*>(std::uintptr_t{4096});
   const std::vector<cudag::binding> binds{cudag::bind("p", x)};
