@@ -541,6 +541,13 @@ void gpu_shape(results& out, const settings& cfg, device_state& dev, shape s, in
     if (k == n) out.add(section, key, n, "re-instantiation", t[4]);
     if (k == 1) {
       out.ratio(section, key, n, "cudag", "raw exec setters", "<= 1.2");
+      // The same two sides alone, without the other sides' whole-graph
+      // updates and copies between them: whether those slow the next setter.
+      const std::vector<bench::summary> pair = bench::interleaved(20 * reps, warmup, {sides[0], sides[1]});
+      CHECK(cudaStreamSynchronize(stream));
+      out.add(section, key, n, "cudag, two sides only", pair[0]);
+      out.add(section, key, n, "raw exec setters, two sides only", pair[1]);
+      out.ratio(section, key, n, "cudag, two sides only", "raw exec setters, two sides only");
     } else if (k == n) {
       out.ratio(section, key, n, "cudag", "faster raw path", "<= 1.1");
       out.ratio(section, key, n, "cudag", "re-instantiation");

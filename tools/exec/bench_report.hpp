@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstdint>
 #include <cstring>
 #include <ctime>
 #include <functional>
@@ -127,11 +128,13 @@ struct side {
   std::function<void()> before = {};
 };
 
-/// Runs each side `warmup` times untimed, then `rounds` timed rounds. In
-/// round r the sides run in rotated order starting at side r % n: with two
-/// sides A B, B A, A B, ...; with three A B C, B C A, C A B, ...: every side
-/// runs equally often in each position, so that drift of the machine and
-/// effects of running first or second hit all sides alike. Microseconds.
+/// Runs each side `warmup` times untimed, then `rounds` timed rounds, each
+/// in its own order: a seeded shuffle, so that every side runs in every
+/// position and after every other side (a rotation would always put the
+/// same side before a given one, and what a side leaves behind, a pending
+/// copy or a whole-graph update, would weigh on one neighbour only: it made
+/// one cudaGraphExecKernelNodeSetParams after a cudaMemcpyAsync look 2x
+/// slower). Microseconds.
 inline std::vector<summary> interleaved(int rounds, int warmup, const std::vector<side>& sides) {
   const std::size_t n = sides.size();
   for (int w = 0; w < warmup; ++w)
@@ -140,15 +143,25 @@ inline std::vector<summary> interleaved(int rounds, int warmup, const std::vecto
       s.run();
     }
   std::vector<std::vector<double>> samples(n);
+  std::vector<std::size_t> order(n);
+  std::uint64_t seed = 0x9e3779b97f4a7c15ull;
   for (int r = 0; r < rounds; ++r) {
-    for (std::size_t k = 0; k < n; ++k) {
-      const side& s = sides[(std::size_t(r) + k) % n];
+    for (std::size_t k = 0; k < n; ++k) order[k] = k;
+    for (std::size_t k = n; k > 1; --k) {  // Fisher-Yates with a splitmix64 stream
+      seed += 0x9e3779b97f4a7c15ull;
+      std::uint64_t z = seed;
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+      z ^= z >> 31;
+      std::swap(order[k - 1], order[std::size_t(z % k)]);
+    }
+    for (const std::size_t k : order) {
+      const side& s = sides[k];
       if (s.before) s.before();
       const auto start = std::chrono::steady_clock::now();
       s.run();
       const auto stop = std::chrono::steady_clock::now();
-      samples[(std::size_t(r) + k) % n].push_back(
-          std::chrono::duration<double, std::micro>(stop - start).count());
+      samples[k].push_back(std::chrono::duration<double, std::micro>(stop - start).count());
     }
   }
   std::vector<summary> out;
