@@ -7,6 +7,12 @@
 # Then runs the program. Exits 77 (skipped) where pkg-config is missing.
 # usage: run_pkgconfig_consumer.sh SOURCE_ROOT BUILD_ROOT NVCC GPU_ARCHITECTURE
 set -euo pipefail
+# A sanitizer build's library needs the sanitizer runtime at link time, which
+# a consumer of the installed package does not ask for.
+if [ "${CUDAG_SANITIZE:-none}" != none ]; then
+  echo "SKIP: this build's library is instrumented (b_sanitize=$CUDAG_SANITIZE); installed-package consumers link plain builds"
+  exit 77
+fi
 source_root=$(cd "$1" && pwd)
 build_root=$(cd "$2" && pwd)
 nvcc=$(command -v "$3" || echo "$3")
