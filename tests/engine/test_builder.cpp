@@ -141,6 +141,7 @@ TEST(Builder, InstantiateWithoutAUsableDeviceSaysWhy) {
     // the CUDA call (not compared with cudaGetErrorName(e.code()), which
     // would accept whatever code the library reported).
     const std::string message = e.what();
+    EXPECT_EQ(message.rfind("no usable CUDA device was found: ", 0), 0u) << message;
     EXPECT_TRUE(e.code() == cudaErrorInsufficientDriver || e.code() == cudaErrorNoDevice)
         << "code " << int(e.code()) << ": " << message;
     const char* name =
