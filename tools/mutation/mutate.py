@@ -4,7 +4,7 @@ requires the test suite to fail for every one. A fault the suite does not
 catch is a hole in the tests (docs/testing.md keeps the table).
 
 usage: mutate.py [--build DIR] [--suite cpu|gpu] [--only ID,ID] [--list]
-                 [--markdown FILE]
+                 [--markdown FILE] [--tests NAME,NAME]
 
 Each fault replaces one exact snippet of one source file (it must occur
 exactly once), rebuilds, runs the suite (the tests named in `tests`, or the
@@ -75,8 +75,8 @@ FAULTS = [
      "both"),
     ("use-after-free-spec", "check() accepts a buffer used after its free node",
      "src/check/buffer_lifetime.cpp",
-     "      check_before_free(buffer, it->second, users);",
-     "      (void)it;",
+     "\n      check_before_free(buffer, it->second, users);\n  }",
+     "\n      (void)it;\n  }",
      "cpu"),
     ("use-after-free-dsl", "the DSL accepts a buffer used after its free node",
      "dsl/cudag/dsl/shape.hpp",
@@ -144,6 +144,8 @@ def main():
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--markdown", default="")
     ap.add_argument("--jobs", default=str(os.cpu_count() or 2))
+    ap.add_argument("--tests", default="",
+                    help="comma-separated test names: run only these (a quick recheck of known catchers)")
     args = ap.parse_args()
 
     faults = [f for f in FAULTS if not args.only or f[0] in args.only.split(",")]
@@ -169,6 +171,8 @@ def main():
     # detects packaging faults, not these.
     test = ["meson", "test", "-C", build, "--suite", args.suite, "--no-suite", "slow",
             "--no-rebuild", "--num-processes", args.jobs]
+    if args.tests:
+        test += args.tests.split(",")
 
     results = []
     for fid, what, path, original, mutated, _ in faults:
