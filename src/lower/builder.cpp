@@ -85,7 +85,12 @@ void builder::unindex_last_node() noexcept {
 
 builder::pending_node::pending_node(builder& owner, std::string&& name) : owner_(owner) {
   graph_spec& spec = owner.spec_;
-  if (name.empty()) throw error("graph '" + spec.name + "': a node needs a name");
+  if (name.empty()) {
+    const std::string position = "#" + std::to_string(spec.nodes.size());
+    throw error("graph '" + spec.name + "': node " + position +
+                    " has an empty name; every node needs a unique name",
+                cudaSuccess, {}, position);
+  }
   spec.nodes.emplace_back().name = std::move(name);
   bool indexed = false;
   try {
