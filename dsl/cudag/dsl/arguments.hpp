@@ -110,9 +110,10 @@ template <class P, class A>
 /// throws cudag::error naming them.
 template <fixed_string Node, std::size_t Position, class Parameter, class Argument>
 [[noreturn]] void kernel_argument_out_of_range(Argument value) {
-  throw cudag::error("kernel node " + std::string(Node.view()) + ": argument " +
-                     std::to_string(Position) + " (" + std::to_string(value) +
-                     ") does not fit the kernel's parameter type");
+  throw cudag::error("kernel node '" + std::string(Node.view()) + "': argument " +
+                         std::to_string(Position) + " (" + std::to_string(value) +
+                         ") does not fit the kernel's parameter type",
+                     cudaSuccess, {}, std::string(Node.view()));
 }
 
 /// Checks the integral literals among args... that need it (see above).
