@@ -145,6 +145,16 @@ TEST(Catalogue, HostNodeExceptionNamesTheNode) {
     EXPECT_EQ(e->node(), "report");
     EXPECT_NO_THROW(exec.synchronize(nullptr));  // reported once
   }
+  {
+    // Something that is not a std::exception.
+    auto exec = cudag::instantiate(pipeline([](std::span<const void* const>) { throw 42; }),
+                                   pipeline_binds);
+    exec.launch(nullptr);
+    auto e = refusal<cudag::error>([&] { exec.launch(nullptr); });  // launch() rethrows too
+    ASSERT_TRUE(e);
+    EXPECT_EQ(std::string(e->what()), "host node 'report' threw: unknown exception");
+    EXPECT_EQ(e->node(), "report");
+  }
   catalogue::expect_no_leak(rec);
 }
 
@@ -188,6 +198,12 @@ TEST(Catalogue, UnknownNodeOfAnExecIsNamed) {
     EXPECT_EQ(std::string(e->what()), "graph 'g' has no top-level node 'scael'");
     EXPECT_EQ(e->node(), "scael");
     EXPECT_EQ(e->code(), cudaErrorInvalidValue);
+    for (auto* call : {+[](cudag::exec& x) { (void)x.enabled("scael"); },
+                       +[](cudag::exec& x) { (void)x.node_handle("scael"); }}) {
+      auto same = refusal<cudag::error>([&] { call(exec); });
+      ASSERT_TRUE(same);
+      EXPECT_EQ(std::string(same->what()), "graph 'g' has no top-level node 'scael'");
+    }
   }
   catalogue::expect_no_leak(rec);
 }
