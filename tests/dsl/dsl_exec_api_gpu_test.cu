@@ -222,6 +222,9 @@ TEST(DslExecApi, InstantiateWithOptions) {
     // The driver leaves UseNodePriority out of cudaGraphExecGetFlags (H100, CUDA 13.0,
   // driver 580): engine_recording asserts the flag reaches instantiation.
     ASSERT_NO_FATAL_FAILURE(launch_three_times(ex, d.data(), s.get()));
+    // Auto-free frees a launch's allocation at the next launch: the last
+    // one's is the program's to free.
+    CUDAG_EXPECT_CUDA(cudaFree(ex.buffer(tmp)));
   }
   {
     // Lowered first, instantiated later with the same options.
@@ -237,6 +240,9 @@ TEST(DslExecApi, InstantiateWithOptions) {
     CUDAG_EXPECT_CUDA(cudaGraphExecGetFlags(ex.native_exec(), &flags));
     EXPECT_NE(flags & cudaGraphInstantiateFlagAutoFreeOnLaunch, 0ull) << flags;
     ASSERT_NO_FATAL_FAILURE(launch_three_times(ex, d.data(), s.get()));
+    // Auto-free frees a launch's allocation at the next launch: the last
+    // one's is the program's to free.
+    CUDAG_EXPECT_CUDA(cudaFree(ex.buffer(tmp)));
   }
 }
 

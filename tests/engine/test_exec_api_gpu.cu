@@ -279,6 +279,9 @@ TEST(ExecApi, InstantiateOptionsReachTheExecutableGraph) {
     const auto h = read_back(out);
     for (int k = 0; k < n; ++k) ASSERT_FLOAT_EQ(h[k], 2.0f + k) << k;
   }
+  // Auto-free frees a launch's allocation at the next launch: the last one's
+  // is the program's to free (compute-sanitizer's leak check counts it).
+  CUDAG_EXPECT_CUDA(cudaFree(e.buffer_address("tmp")));
 }
 
 // A graph-owned buffer left allocated after the launch (no free node) is
@@ -311,6 +314,8 @@ TEST(ExecApi, GraphOwnedBufferIsReadBackByItsAddress) {
     if (round > 0) {  // still allocated from the last launch: poison it (NaN)
       CUDAG_EXPECT_CUDA(cudaMemset(address, 0xFF, n * sizeof(float)));
       CUDAG_EXPECT_CUDA(cudaMemset(nested, 0xFF, n * sizeof(float)));
+      // The launch stream does not wait for the legacy stream's memsets.
+      CUDAG_EXPECT_CUDA(cudaDeviceSynchronize());
     }
     ASSERT_NO_FATAL_FAILURE(launch_and_wait(e, s.get())) << "round " << round;
     std::vector<float> host(n, poison), inner_host(n, poison);
