@@ -12,9 +12,9 @@
 
 #define CHECK(call)                                                                  \
   do {                                                                               \
-    const cudaError_t e = (call);                                                    \
-    if (e != cudaSuccess) {                                                          \
-      std::printf("%s failed: %s\n", #call, cudaGetErrorName(e));                   \
+    const cudaError_t code_ = (call);                                                \
+    if (code_ != cudaSuccess) {                                                      \
+      std::printf("%s failed: %s\n", #call, cudaGetErrorName(code_));               \
       return 1;                                                                      \
     }                                                                                \
   } while (0)
@@ -57,7 +57,7 @@ int main(int argc, char** argv) {
   cp.conditional.handle = handle;
   cp.conditional.type = cudaGraphCondTypeWhile;
   cp.conditional.size = 1;
-  CHECK(cudaGraphAddNode(&loop, g, alloc_node ? &alloc_node : nullptr, alloc_node ? 1 : 0, &cp));
+  CHECK(cudaGraphAddNode(&loop, g, alloc_node ? &alloc_node : nullptr, nullptr, alloc_node ? 1 : 0, &cp));
   cudaGraph_t body = cp.conditional.phGraph_out[0];
 
   cudaGraphNode_t set = nullptr, k = nullptr;
