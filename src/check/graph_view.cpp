@@ -1,8 +1,5 @@
 #include "graph_view.hpp"
 
-#include <boost/iterator/counting_iterator.hpp>
-#include <boost/iterator/transform_iterator.hpp>
-
 #include <utility>
 
 #include "cudag/check.hpp"
@@ -20,8 +17,9 @@ graph_view::graph_view(const graph_spec& spec, std::string path_prefix, std::str
       path_prefix_(std::move(path_prefix)),
       description_(std::move(description)) {
   index_names();
-  build_edges();
-  order_nodes();
+  csr_rows dependents = build_edges();
+  order_nodes(dependents);
+  dependents_ = adopt_csr<dependent_graph>(static_cast<std::uint32_t>(size()), std::move(dependents));
 }
 
 std::optional<std::size_t> graph_view::index_of(std::string_view name) const {
@@ -35,23 +33,25 @@ std::string graph_view::path(std::size_t index) const {
 void graph_view::index_names() {
   const auto& nodes = spec_->nodes;
   index_by_name_ = name_index(nodes);
-  for (std::uint32_t i = 0; i < nodes.size(); ++i) {
-    const std::string& name = nodes[i].name;
-    if (name.empty()) {
-      throw check_error("node #" + std::to_string(i) + " of " + description_ +
-                            " has an empty name; every node needs a unique name",
-                        {path_prefix_ + "#" + std::to_string(i)});
-    }
-    if (auto existing = index_by_name_.insert(i)) {
-      throw check_error("node name '" + name + "' is used twice in " + description_ +
-                            " (nodes #" + std::to_string(*existing) + " and #" +
-                            std::to_string(i) + "); names must be unique within a graph",
-                        {path(i)});
-    }
-  }
+  index_all(
+      index_by_name_, nodes,
+      [&](std::uint32_t i) {
+        const std::string& name = nodes[i].name;
+        if (name.empty()) {
+          throw check_error("node #" + std::to_string(i) + " of " + description_ +
+                                " has an empty name; every node needs a unique name",
+                            {path_prefix_ + "#" + std::to_string(i)});
+        }
+      },
+      [&](std::uint32_t i, std::uint32_t existing) {
+        throw check_error("node name '" + nodes[i].name + "' is used twice in " + description_ +
+                              " (nodes #" + std::to_string(existing) + " and #" +
+                              std::to_string(i) + "); names must be unique within a graph",
+                          {path(i)});
+      });
 }
 
-void graph_view::build_edges() {
+csr_rows graph_view::build_edges() {
   const auto& nodes = spec_->nodes;
   const auto count = static_cast<std::uint32_t>(nodes.size());
   first_slot_.resize(nodes.size() + 1);
@@ -63,9 +63,9 @@ void graph_view::build_edges() {
   first_slot_[nodes.size()] = static_cast<std::uint32_t>(total);
   edge_count_ = total;
 
-  // (dependent, dependency) by slot: sorted by dependent, as the dependency
-  // graph's sorted constructor wants.
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> edges(total);
+  // The dependency graph's rows: slot -> the dependency's index.
+  csr_rows rows{first_slot_, std::vector<std::uint32_t>(total)};
+  std::vector<std::uint32_t>& dependency = rows.target;
   // A dependency listed twice: short lists are scanned (they are in cache);
   // long ones use last_listed_by[u] == v + 1 (v already listed u).
   constexpr std::size_t scan_limit = 16;
@@ -76,7 +76,7 @@ void graph_view::build_edges() {
         const std::size_t first = first_slot_[v];
         bool repeated = false;
         if (nodes[v].deps.size() <= scan_limit) {
-          for (std::size_t s = first; s < first + k; ++s) repeated |= edges[s].second == u;
+          for (std::size_t s = first; s < first + k; ++s) repeated |= dependency[s] == u;
         } else {
           if (last_listed_by.empty()) last_listed_by.assign(nodes.size(), 0);
           repeated = last_listed_by[u] == v + 1;
@@ -86,19 +86,14 @@ void graph_view::build_edges() {
           throw check_error("node '" + path(v) + "' lists its dependency '" + path(u) + "' twice",
                             {path(u), path(v)});
         }
-        edges[first + k] = {static_cast<std::uint32_t>(v), u};
+        dependency[first + k] = u;
       },
       [&](std::size_t v, std::size_t k) {
         throw_unknown_dependency(static_cast<std::uint32_t>(v), nodes[v].deps[k]);
       });
-  dependencies_ =
-      dependency_graph(boost::edges_are_sorted, edges.begin(), edges.end(), count);
-  for (auto& e : edges) std::swap(e.first, e.second);
-  dependents_ = dependent_graph(boost::edges_are_unsorted_multi_pass, edges.begin(), edges.end(),
-                                boost::make_transform_iterator(
-                                    boost::counting_iterator<std::uint32_t>(0),
-                                    [](std::uint32_t slot) { return dependency_slot{slot}; }),
-                                count);
+  csr_rows dependents = reverse_csr(count, rows.begin.data(), rows.target.data());
+  dependencies_ = adopt_csr<dependency_graph>(count, std::move(rows));
+  return dependents;
 }
 
 void graph_view::throw_unknown_dependency(std::uint32_t dependent,

@@ -9,9 +9,10 @@
 // are built once into flat arrays, which is a few allocations instead of one
 // per vertex and walks memory in order; that matters at a million nodes and
 // four million edges. One holds each node's dependencies (v -> u when v
-// depends on u) in declared order, built from edges already sorted by
-// dependent, so that an edge's index is its dependency slot; the other, each
-// node's dependents (u -> v), built by one counting sort, carrying the slot.
+// depends on u) in declared order, resolved straight into its arrays, so
+// that an edge's index is its dependency slot; the other, each node's
+// dependents (u -> v), is its reverse (csr.hpp builds both arrays, Boost.Graph
+// holds them).
 #include <boost/graph/compressed_sparse_row_graph.hpp>
 #include <boost/range/iterator_range.hpp>
 
@@ -23,24 +24,17 @@
 #include <vector>
 
 #include "cudag/spec.hpp"
+#include "csr.hpp"
 #include "name_index.hpp"
 
 namespace cudag::check_detail {
-
-/// Edge property: which dependency of its dependent an edge came from, as a
-/// slot number (the dependent's first slot + the dependency's position).
-struct dependency_slot {
-  std::uint32_t slot = 0;
-};
 
 /// v -> u for each dependency u of v, in declared order: edge index == slot.
 using dependency_graph =
     boost::compressed_sparse_row_graph<boost::directedS, boost::no_property, boost::no_property,
                                        boost::no_property, std::uint32_t, std::uint32_t>;
-/// u -> v for each node v that depends on u; the edge carries v's slot.
-using dependent_graph =
-    boost::compressed_sparse_row_graph<boost::directedS, boost::no_property, dependency_slot,
-                                       boost::no_property, std::uint32_t, std::uint32_t>;
+/// u -> v for each node v that depends on u, in increasing order of v.
+using dependent_graph = dependency_graph;
 
 class graph_view {
  public:
@@ -57,7 +51,7 @@ class graph_view {
   [[nodiscard]] const graph_spec& spec() const noexcept { return *spec_; }
   /// Out-edges of v: its dependencies, in declared order (edge index == slot).
   [[nodiscard]] const dependency_graph& dependencies() const noexcept { return dependencies_; }
-  /// Out-edges of u: the nodes that depend on it, each edge with its slot.
+  /// Out-edges of u: the nodes that depend on it, in declaration order.
   [[nodiscard]] const dependent_graph& dependents() const noexcept { return dependents_; }
   [[nodiscard]] std::size_t size() const noexcept { return spec_->nodes.size(); }
   [[nodiscard]] std::size_t edge_count() const noexcept { return edge_count_; }
@@ -93,9 +87,10 @@ class graph_view {
 
  private:
   void index_names();
-  void build_edges();
-  void order_nodes();
-  [[noreturn]] void throw_cycle(const std::vector<std::uint32_t>& unemitted_in_degree) const;
+  /// Builds dependencies_; returns the dependents' rows.
+  csr_rows build_edges();
+  void order_nodes(const csr_rows& dependents);
+  [[noreturn]] void throw_cycle() const;
   void next_sweep() const;
 
   [[noreturn]] void throw_unknown_dependency(std::uint32_t dependent,

@@ -65,8 +65,12 @@ class name_index {
   /// Adds node `index` under its name; returns the index already held when
   /// the name is present (the table is left unchanged then).
   std::optional<std::uint32_t> insert(std::uint32_t index) {
+    return insert(index, hash_of((*nodes_)[index].name));
+  }
+
+  /// insert() with the name's hash_of() already computed.
+  std::optional<std::uint32_t> insert(std::uint32_t index, std::uint64_t hash) {
     const std::string_view name = (*nodes_)[index].name;
-    const std::uint64_t hash = hash_of(name);
     const std::uint32_t tag = tag_of(hash, name.size());
     const std::uint64_t prefix = prefix_of(name);
     for (std::size_t at = hash & mask_;; at = (at + 1) & mask_) {
@@ -141,6 +145,38 @@ class name_index {
   std::size_t mask_ = 0;
 };
 
+/// Inserts every node of `nodes` into `names`, in declaration order: calls
+/// before(i) first (it may throw), then duplicate(i, existing) where node i's
+/// name is already held by node `existing` (it may throw; if it returns,
+/// node i is left out). Past the caches, names are hashed a few nodes ahead
+/// of their insertion and their slots prefetched, so that the slots' cache
+/// misses overlap.
+template <class Before, class Duplicate>
+void index_all(name_index& names, const std::vector<node>& nodes, Before&& before,
+               Duplicate&& duplicate) {
+  const auto count = static_cast<std::uint32_t>(nodes.size());
+  if (count <= 4096) {
+    for (std::uint32_t i = 0; i < count; ++i) {
+      before(i);
+      if (auto existing = names.insert(i)) duplicate(i, *existing);
+    }
+    return;
+  }
+  constexpr std::uint32_t ahead = 16;
+  std::uint64_t hashes[ahead];
+  const auto hash_ahead = [&](std::uint32_t i) {
+    hashes[i % ahead] = name_index::hash_of(nodes[i].name);
+    names.prefetch(hashes[i % ahead]);
+  };
+  for (std::uint32_t i = 0; i < ahead; ++i) hash_ahead(i);
+  for (std::uint32_t i = 0; i < count; ++i) {
+    const std::uint64_t hash = hashes[i % ahead];
+    if (i + ahead < count) hash_ahead(i + ahead);
+    before(i);
+    if (auto existing = names.insert(i, hash)) duplicate(i, *existing);
+  }
+}
+
 /// Resolves every dependency name of `nodes` through `names`, in order (node
 /// by node, each node's dependencies in their declared order): calls
 /// resolved(v, k, index) for dependency k of node v, or unknown(v, k) when no
@@ -171,50 +207,55 @@ void resolve_dependencies(const name_index& names, const std::vector<node>& node
     }
     return;
   }
-  constexpr std::size_t ahead = 8;
-  std::uint64_t pending[ahead];
+  // Two passes over each batch of dependencies: the first fetches their
+  // strings (each node's list is its own allocation: fetched a few nodes
+  // ahead), hashes them and prefetches their slots, so that a batch's cache
+  // misses are all in flight at once; the second finds them in cache.
+  constexpr std::size_t batch = 1024;
+  constexpr std::size_t lists_ahead = 8;
+  std::vector<std::uint64_t> hashes(batch);
   const std::size_t count = nodes.size();
-  std::size_t front_node = 0, front_dep = 0;  // the next dependency to hash
-  auto next_front = [&]() -> const std::string* {
-    while (front_node < count && front_dep >= nodes[front_node].deps.size()) {
-      ++front_node;
-      front_dep = 0;
-    }
-    return front_node < count ? &nodes[front_node].deps[front_dep++] : nullptr;
-  };
-  std::size_t issued = 0;
-  for (; issued < ahead; ++issued) {
-    const std::string* name = next_front();
-    if (!name) break;
-    pending[issued] = name_index::hash_of(*name);
-    names.prefetch(pending[issued]);
-  }
-  std::size_t consumed = 0;
-  constexpr std::size_t deps_ahead = 6;  // nodes: their dependency lists are read at `ahead`
-  for (std::size_t v = 0; v < count; ++v) {
-    if (v + deps_ahead < count) {
-      // The strings of a node's dependencies live in their own allocation,
-      // wherever it landed: fetch its first lines before they are hashed.
-      const char* list = reinterpret_cast<const char*>(nodes[v + deps_ahead].deps.data());
-      __builtin_prefetch(list);
-      __builtin_prefetch(list + 64);
-      __builtin_prefetch(list + 128);
-    }
-    const auto& deps = nodes[v].deps;
-    for (std::size_t k = 0; k < deps.size(); ++k) {
-      const std::uint64_t hash = pending[consumed % ahead];
-      ++consumed;
-      if (const std::string* name = next_front()) {
-        pending[issued % ahead] = name_index::hash_of(*name);
-        names.prefetch(pending[issued % ahead]);
-        ++issued;
+  std::size_t node_a = 0, dep_a = 0;  // the next dependency to hash
+  std::size_t node_b = 0, dep_b = 0;  // the next dependency to look up
+  while (node_b < count) {
+    std::size_t hashed = 0;
+    while (node_a < count && hashed < batch) {
+      if (dep_a == 0 && node_a + lists_ahead < count) {
+        const char* list = reinterpret_cast<const char*>(nodes[node_a + lists_ahead].deps.data());
+        __builtin_prefetch(list);
+        __builtin_prefetch(list + 64);
+        __builtin_prefetch(list + 128);
       }
-      if (previous_is(v, deps[k]))
-        resolved(v, k, static_cast<std::uint32_t>(v - 1));
-      else if (auto found = names.find(deps[k], hash))
-        resolved(v, k, *found);
+      const auto& deps = nodes[node_a].deps;
+      for (; dep_a < deps.size() && hashed < batch; ++dep_a) {
+        const std::uint64_t hash = name_index::hash_of(deps[dep_a]);
+        names.prefetch(hash);
+        hashes[hashed++] = hash;
+      }
+      if (dep_a < deps.size()) break;  // the batch ends inside this node's list
+      ++node_a;
+      dep_a = 0;
+    }
+    for (std::size_t i = 0; i < hashed;) {
+      const auto& deps = nodes[node_b].deps;
+      if (dep_b == deps.size()) {
+        ++node_b;
+        dep_b = 0;
+        continue;
+      }
+      const std::uint64_t hash = hashes[i++];
+      if (previous_is(node_b, deps[dep_b]))
+        resolved(node_b, dep_b, static_cast<std::uint32_t>(node_b - 1));
+      else if (auto found = names.find(deps[dep_b], hash))
+        resolved(node_b, dep_b, *found);
       else
-        unknown(v, k);
+        unknown(node_b, dep_b);
+      ++dep_b;
+    }
+    // Past the nodes whose lists are done, those without dependencies too.
+    while (node_b < count && dep_b == nodes[node_b].deps.size()) {
+      ++node_b;
+      dep_b = 0;
     }
   }
 }

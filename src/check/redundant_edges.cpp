@@ -118,10 +118,19 @@ void by_bitsets(const graph_view& view, std::vector<char>& redundant, std::size_
   std::vector<std::uint32_t> succ_slot;
   succ_rank.reserve(view.edge_count());
   succ_slot.reserve(view.edge_count());
+  const auto& dependencies = view.dependencies();
   for (std::size_t r = 0; r < count; ++r) {
-    for (auto e : boost::make_iterator_range(out_edges(static_cast<std::uint32_t>(order[r]), graph))) {
-      succ_rank.push_back(rank[target(e, graph)]);
-      succ_slot.push_back(graph[e].slot);
+    const auto u = static_cast<std::uint32_t>(order[r]);
+    for (auto e : boost::make_iterator_range(out_edges(u, graph))) {
+      const std::uint32_t w = target(e, graph);
+      succ_rank.push_back(rank[w]);
+      // The edge's slot: u's place among w's dependencies (listed once).
+      for (auto d : boost::make_iterator_range(out_edges(w, dependencies))) {
+        if (target(d, dependencies) == u) {
+          succ_slot.push_back(get(boost::edge_index, dependencies, d));
+          break;
+        }
+      }
     }
     succ_begin[r + 1] = static_cast<std::uint32_t>(succ_rank.size());
   }

@@ -1,6 +1,7 @@
-// Kahn's algorithm with a min-heap of ready nodes, so that the order depends
-// only on the declaration, not on hash maps or edge storage: lowering creates
-// nodes in this order and cudaGraphExecUpdate pairs nodes by creation order.
+// Kahn's algorithm taking the lowest ready node first (kahn.hpp), so that the
+// order depends only on the declaration, not on hash maps or edge storage:
+// lowering creates nodes in this order and cudaGraphExecUpdate pairs nodes by
+// creation order.
 #include <algorithm>
 
 #include "cudag/check.hpp"
@@ -11,19 +12,12 @@
 namespace cudag {
 namespace check_detail {
 
-void graph_view::order_nodes() {
+void graph_view::order_nodes(const csr_rows& dependents) {
   const std::uint32_t count = static_cast<std::uint32_t>(size());
-  std::vector<std::uint32_t> waiting_on(count);
-  for (std::uint32_t v = 0; v < count; ++v) waiting_on[v] = first_slot_[v + 1] - first_slot_[v];
-  const bool complete = kahn_order(
-      waiting_on,
-      [&](std::uint32_t u, auto&& visit) {
-        for (auto e : boost::make_iterator_range(out_edges(u, dependents_)))
-          visit(target(e, dependents_));
-      },
-      order_);
-  if (!complete) throw_cycle(waiting_on);
-  rank_.assign(count, 0);
+  const bool complete = kahn_order(count, first_slot_.data(), dependents.begin.data(),
+                                   dependents.target.data(), order_);
+  if (!complete) throw_cycle();
+  rank_.resize(count);
   for (std::uint32_t position = 0; position < count; ++position)
     rank_[order_[position]] = position;
 }
@@ -31,10 +25,12 @@ void graph_view::order_nodes() {
 // Every node Kahn could not emit still waits on an unemitted dependency, so
 // walking from one of them to such a dependency, again and again, must come
 // back to a node already walked: that stretch of the walk is a cycle.
-void graph_view::throw_cycle(const std::vector<std::uint32_t>& waiting_on) const {
+void graph_view::throw_cycle() const {
   const std::uint32_t count = static_cast<std::uint32_t>(size());
+  std::vector<char> unemitted(count, 1);
+  for (const std::size_t v : order_) unemitted[v] = 0;
   std::uint32_t start = 0;
-  while (waiting_on[start] == 0) ++start;  // lowest unemitted index
+  while (!unemitted[start]) ++start;  // lowest unemitted index
 
   constexpr std::uint32_t not_walked = ~0u;
   std::vector<std::uint32_t> step_of(count, not_walked);
@@ -48,7 +44,7 @@ void graph_view::throw_cycle(const std::vector<std::uint32_t>& waiting_on) const
     // Dependencies come in declared order: the first unemitted one wins.
     for (auto e : boost::make_iterator_range(out_edges(v, dependencies_))) {
       const std::uint32_t u = target(e, dependencies_);
-      if (waiting_on[u] != 0) {
+      if (unemitted[u]) {
         chosen = u;
         break;
       }
@@ -86,38 +82,20 @@ dependency_plan plan_dependencies(const graph_spec& spec) {
     throw check_error(describe_top_level(spec) + ": dependencies do not resolve", {});
   };
   name_index names(spec.nodes);
-  for (std::uint32_t v = 0; v < count; ++v)
-    if (names.insert(v)) report();
+  index_all(names, spec.nodes, [](std::uint32_t) {}, [&](std::uint32_t, std::uint32_t) { report(); });
 
   dependency_plan plan;
   plan.dep_begin.resize(count + 1);
   for (std::uint32_t v = 0; v < count; ++v)
     plan.dep_begin[v + 1] = plan.dep_begin[v] + static_cast<std::uint32_t>(spec.nodes[v].deps.size());
   plan.deps.resize(plan.dep_begin[count]);
-  std::vector<std::uint32_t> dependents_begin(count + 1, 0);
   resolve_dependencies(
       names, spec.nodes,
-      [&](std::size_t v, std::size_t k, std::uint32_t u) {
-        plan.deps[plan.dep_begin[v] + k] = u;
-        ++dependents_begin[u + 1];
-      },
+      [&](std::size_t v, std::size_t k, std::uint32_t u) { plan.deps[plan.dep_begin[v] + k] = u; },
       [&](std::size_t, std::size_t) { report(); });
-  for (std::uint32_t v = 0; v < count; ++v) dependents_begin[v + 1] += dependents_begin[v];
-  std::vector<std::uint32_t> dependents(plan.deps.size());
-  std::vector<std::uint32_t> fill(dependents_begin.begin(), dependents_begin.end() - 1);
-  std::vector<std::uint32_t> waiting_on(count);
-  for (std::uint32_t v = 0; v < count; ++v) {
-    waiting_on[v] = plan.dep_begin[v + 1] - plan.dep_begin[v];
-    for (std::uint32_t k = plan.dep_begin[v]; k < plan.dep_begin[v + 1]; ++k)
-      dependents[fill[plan.deps[k]]++] = v;
-  }
-  const bool complete = kahn_order(
-      waiting_on,
-      [&](std::uint32_t u, auto&& visit) {
-        for (std::uint32_t k = dependents_begin[u]; k < dependents_begin[u + 1]; ++k)
-          visit(dependents[k]);
-      },
-      plan.order);
+  const csr_rows dependents = reverse_csr(count, plan.dep_begin.data(), plan.deps.data());
+  const bool complete = kahn_order(count, plan.dep_begin.data(), dependents.begin.data(),
+                                   dependents.target.data(), plan.order);
   if (!complete) report();
   return plan;
 }
