@@ -1,5 +1,5 @@
 // x is a float*; a double* is bound to it.
-// expect-error: parameter_bound_with_wrong_type<.*"x"\}, float\*, double\*>
+// expect-error: parameter_bound_with_wrong_type<.*"x"\}.*Declared ?= ?float\*.*Given ?= ?double\*
 // expect-name: "x"
 #include "common.hpp"
 constexpr auto g = graph(kernel<"scale", cf::scale>(1, 32, x, 2.0f, n));

@@ -1,5 +1,5 @@
 // n is an int; rebinding it with a double narrows.
-// expect-error: parameter_bound_with_wrong_type<.*"n"\}, int, double>
+// expect-error: parameter_bound_with_wrong_type<.*"n"\}.*Declared ?= ?int.*Given ?= ?double
 // expect-name: "n"
 #include "common.hpp"
 constexpr auto g = graph(kernel<"scale", cf::scale>(1, 32, x, 2.0f, n));

@@ -131,7 +131,7 @@ TEST(DslCompileFailTwins, IntegralLiteralsThatFitArePassedConverted) {
     (void)rtc_reduce_spec(-1);
     ADD_FAILURE() << "a negative count for a std::size_t was accepted";
   } catch (const cudag::error& e) {
-    EXPECT_NE(std::string(e.what()).find("kernel node rtc_reduce: argument 2 (-1)"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("kernel node 'rtc_reduce': argument 2 (-1)"), std::string::npos)
         << e.what();
   }
 }

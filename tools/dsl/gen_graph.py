@@ -2,7 +2,7 @@
 """Writes a DSL graph declaration of N kernel nodes, for compile-time
 measurements: a chain, or a random DAG with about two edges per node.
 
-usage: gen_graph.py {chain|dag|dag-arrows|dag-table|cycle} NODES OUT.{cpp|cu} [SEED] [decl|full]
+usage: gen_graph.py {chain|dag|dag-arrows|dag-table|cycle} NODES OUT.{cpp|cu} [SEED] [decl|full|ERROR]
 
 chain and dag write one edge<"a", "b"> item per edge; dag-arrows writes the
 same random DAG's edges as one edges<"a -> b", ...> item, dag-table as a
@@ -16,15 +16,55 @@ The file declares the graph as a constexpr value (all checks run); with
 `full` (the default) also a function that instantiates it (so that the
 lowering walk is compiled too) and one that produces its spec. In a .cu
 file the kernels are __global__ functions.
+
+ERROR writes the declaration and a function with one mistake made after it,
+with its `// expect-error:` and `// expect-name:` lines (the compile-fail
+cases *_512, whose whole error output must stay small): missing-binding
+(instantiate without n), binding-type (x bound with a double*),
+unknown-parameter (instantiate with a parameter the graph lacks),
+rebind-unknown (rebind such a parameter), disable-unknown (set_enabled of a
+node the graph lacks), node-handle-unknown (node_handle of one).
 """
 import random
 import sys
 
 
+# Mistakes made after the declaration: (expect-error, expect-name, function).
+MISTAKES = {
+    "missing-binding": (
+        'missing_binding_for_parameter<.*"n"', '"n"',
+        "void bind(float* dx, float* dy) { auto e = instantiate(g, x = dx, y = dy); }"),
+    "binding-type": (
+        'binding_type_differs_from_graph_parameter<.*"x"', '"x"',
+        "void bind(double* dx, float* dy) {\n"
+        '  auto e = instantiate(g, param<"x", double*> = dx, y = dy, n = 4);\n}'),
+    "unknown-parameter": (
+        'graph_has_no_parameter<.*"count"', '"count"',
+        "void bind(float* dx, float* dy) {\n"
+        '  auto e = instantiate(g, x = dx, y = dy, n = 4, param<"count", int> = 1);\n}'),
+    "rebind-unknown": (
+        'graph_has_no_parameter<.*"count"', '"count"',
+        "void rebind(float* dx, float* dy) {\n  auto e = instantiate(g, x = dx, y = dy, n = 4);\n"
+        '  e.rebind(param<"count", int> = 8);\n}'),
+    "disable-unknown": (
+        'graph_has_no_node<.*"n1x"', "n1x",
+        "void toggle(float* dx, float* dy) {\n  auto e = instantiate(g, x = dx, y = dy, n = 4);\n"
+        '  e.set_enabled<"n1x">(false);\n}'),
+    "node-handle-unknown": (
+        'graph_has_no_node<.*"n1x"', "n1x",
+        "void handle(float* dx, float* dy) {\n  auto e = instantiate(g, x = dx, y = dy, n = 4);\n"
+        '  (void)e.node_handle<"n1x">();\n}'),
+}
+
+
 def main() -> int:
     shape, count, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
     rng = random.Random(int(sys.argv[4]) if len(sys.argv) > 4 else 7)
-    full = (sys.argv[5] if len(sys.argv) > 5 else "full") == "full"
+    what = sys.argv[5] if len(sys.argv) > 5 else "full"
+    full = what == "full"
+    if what not in ("decl", "full") and what not in MISTAKES:
+        print("gen_graph.py: unknown mode %s" % what)
+        return 1
     device = out.endswith(".cu")
     qualifier = "__global__ " if device else ""
     body = "{ (void)x; (void)a; (void)n; }" if device else ";"
@@ -85,6 +125,10 @@ def main() -> int:
             "cudag::graph_spec spec_of_it() { return to_spec(g); }",
             "",
         ]
+    if what in MISTAKES:
+        pattern, name, body = MISTAKES[what]
+        lines[0:0] = ["// expect-error: " + pattern, "// expect-name: " + name]
+        lines += [body, ""]
     with open(out, "w", encoding="utf-8") as f:
         f.write("\n".join(lines))
     return 0

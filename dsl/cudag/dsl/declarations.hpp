@@ -15,12 +15,43 @@
 
 #include "cudag/dsl/fixed_string.hpp"
 
+// The destructor of the error types that checked calls return in place of
+// their result (instantiate(), rebind(), ...: see or_error in graph.hpp): the
+// statement that uses such a result fails on the user's own line. Deleted,
+// and private under nvcc: for `auto e = call()` nvcc's front end reports a
+// deleted destructor twice (once more "required for copy that was
+// eliminated") and a private one once; g++ a private one twice (the
+// temporary's and the variable's) and a deleted one once.
+#if defined(__CUDACC__)
+#define CUDAG_DSL_ERROR_DESTRUCTOR(type) \
+ private:                                 \
+  ~type() = default
+#else
+#define CUDAG_DSL_ERROR_DESTRUCTOR(type) ~type() = delete
+#endif
+
 namespace cudag::dsl {
 
-/// Never defined: the compile error for `x = value` with a value that does
-/// not convert to x's declared type without narrowing.
+/// The compile error of a binding whose value does not convert to the
+/// parameter's declared type without narrowing: what instantiate(), lower()
+/// and rebind() return for it (see or_error in graph.hpp).
 template <fixed_string Parameter, class Declared, class Given>
-struct parameter_bound_with_wrong_type;
+struct parameter_bound_with_wrong_type {
+  CUDAG_DSL_ERROR_DESTRUCTOR(parameter_bound_with_wrong_type);
+};
+
+/// What `x = value` gives for a value that does not bind to x: checked calls
+/// that take it return parameter_bound_with_wrong_type<Name, T, Given>. (Not
+/// an error at the binding: nvcc gives a failed call an error type, and the
+/// call that takes the binding a second error, "no instance of function
+/// template matches".)
+template <fixed_string Name, class T, class Given>
+struct mismatched_value {
+  static constexpr auto name = Name;
+  using value_type = T;
+  using given_type = Given;
+  T value{};
+};
 
 /// Whether a value of type V may be bound to a parameter declared as T:
 /// brace-initialisation without narrowing (T* binds const T* and void*).
@@ -51,12 +82,13 @@ struct param_t {
   using value_type = T;
   static constexpr auto name = Name;
 
-  /// `x = value`: a binding for instantiate() or rebind().
+  /// `x = value`: a binding for instantiate() or rebind(); a mismatched_value
+  /// when the value does not bind.
   template <class V>
   constexpr auto operator=(const V& v) const {
     if constexpr (!binds_as<T, V>) {
-      (void)sizeof(parameter_bound_with_wrong_type<Name, T, V>);
-      return bound_value<Name, T>{T{}};
+      (void)v;
+      return mismatched_value<Name, T, V>{};
     } else {
       return bound_value<Name, T>{T{v}};
     }

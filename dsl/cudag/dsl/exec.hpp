@@ -27,54 +27,154 @@
 
 namespace cudag::dsl {
 
-// Never defined: compile errors of binding and of node access by name.
+// Compile errors of binding and of node access by name: the checked calls
+// (instantiate, lower, rebind, set_enabled, enabled, node_handle, buffer)
+// return one of these types instead of their result, and its destructor is
+// deleted (private under nvcc), so the statement that uses the call fails
+// (see or_error in graph.hpp): "use of deleted function
+// 'missing_binding_for_parameter<"n">::~missing_binding_for_parameter()'".
 template <fixed_string Parameter>
-struct missing_binding_for_parameter;
+struct missing_binding_for_parameter {
+  CUDAG_DSL_ERROR_DESTRUCTOR(missing_binding_for_parameter);
+};
 template <fixed_string Parameter>
-struct graph_has_no_parameter;
+struct graph_has_no_parameter {
+  CUDAG_DSL_ERROR_DESTRUCTOR(graph_has_no_parameter);
+};
 template <fixed_string Parameter>
-struct parameter_bound_twice;
+struct parameter_bound_twice {
+  CUDAG_DSL_ERROR_DESTRUCTOR(parameter_bound_twice);
+};
 template <fixed_string Parameter>
-struct binding_type_differs_from_graph_parameter;
+struct binding_type_differs_from_graph_parameter {
+  CUDAG_DSL_ERROR_DESTRUCTOR(binding_type_differs_from_graph_parameter);
+};
 template <fixed_string Node>
-struct graph_has_no_node;
+struct graph_has_no_node {
+  CUDAG_DSL_ERROR_DESTRUCTOR(graph_has_no_node);
+};
 template <fixed_string Node>
-struct node_kind_cannot_be_disabled;
+struct node_kind_cannot_be_disabled {
+  CUDAG_DSL_ERROR_DESTRUCTOR(node_kind_cannot_be_disabled);
+};
 template <fixed_string Buffer>
-struct graph_allocates_no_buffer;
+struct graph_allocates_no_buffer {
+  CUDAG_DSL_ERROR_DESTRUCTOR(graph_allocates_no_buffer);
+};
 
 // rebind_path and the rule that picks between exec setters and one
 // whole-graph update (prefer_whole_graph_update) are shared with the spec
 // exec: see cudag/exec_core.hpp.
 using cudag::rebind_path;
 
+/// The error type of binding B to G (a value that does not convert to the
+/// parameter's type, a parameter G does not read, or one G reads with
+/// another type), or void.
 template <class G, class B>
-consteval bool binding_fits() {
-  constexpr std::uint64_t hash = name_hash(B::name.view());
-  constexpr std::uint32_t slot = G::shape.param_slot(hash);
-  if constexpr (slot == no_index) {
-    return sizeof(graph_has_no_parameter<B::name>) == 0;
-  } else if constexpr (G::shape.params[slot].type != type_id_of<typename B::value_type>) {
-    return sizeof(binding_type_differs_from_graph_parameter<B::name>) == 0;
+consteval auto binding_error_of() {
+  constexpr std::uint32_t slot = G::shape.param_slot(name_hash(B::name.view()));
+  if constexpr (requires { typename B::given_type; })  // a mismatched_value
+    return std::type_identity<parameter_bound_with_wrong_type<B::name, typename B::value_type,
+                                                              typename B::given_type>>{};
+  else if constexpr (slot == no_index)
+    return std::type_identity<graph_has_no_parameter<B::name>>{};
+  else if constexpr (G::shape.params[slot].type != type_id_of<typename B::value_type>)
+    return std::type_identity<binding_type_differs_from_graph_parameter<B::name>>{};
+  else
+    return std::type_identity<void>{};
+}
+template <class G>
+consteval auto first_binding_error() {
+  return std::type_identity<void>{};
+}
+template <class G, class B0, class... B>
+consteval auto first_binding_error() {
+  using error = typename decltype(binding_error_of<G, B0>())::type;
+  if constexpr (!std::is_void_v<error>)
+    return std::type_identity<error>{};
+  else
+    return first_binding_error<G, B...>();
+}
+
+/// The first of G's parameters that bindings B... bind other than once:
+/// its slot and how many times they bind it ({no_index, 1} when none).
+template <class G, class... B>
+consteval std::pair<std::uint32_t, std::size_t> first_unbound_slot() {
+  const std::array<std::uint64_t, sizeof...(B)> given{name_hash(B::name.view())...};
+  // `!=`: nvcc warns (#186-D) about `slot < 0` for a graph without parameters.
+  for (std::uint32_t slot = 0; slot != G::sizes.params; ++slot) {
+    std::size_t times = 0;
+    for (const std::uint64_t h : given) times += h == G::shape.params[slot].hash ? 1 : 0;
+    if (times != 1) return {slot, times};
   }
-  return true;
+  return {no_index, 1};
 }
 
-template <class G, std::size_t Slot, class... B>
-consteval bool slot_bound() {
-  constexpr std::uint64_t hash = G::shape.params[Slot].hash;
-  constexpr std::size_t times = ((name_hash(B::name.view()) == hash ? 1 : 0) + ... + 0);
-  constexpr auto name = G::shape.params[Slot].name;
-  if constexpr (times == 0)
-    return sizeof(missing_binding_for_parameter<to_fixed<name.size()>(name)>) == 0;
-  else if constexpr (times > 1)
-    return sizeof(parameter_bound_twice<to_fixed<name.size()>(name)>) == 0;
-  return true;
-}
+/// The error type of binding B... to G for rebind(): each binding names a
+/// parameter G reads, with its type; or void. (Checked in nvcc's device pass
+/// too, which compiles rebind() whole: its host pass does not report a
+/// discarded call's result, `e.rebind(z = 1);`, which only the host compiler
+/// then refuses.)
+template <class G, class... B>
+using rebinding_error_t = typename decltype(first_binding_error<G, B...>())::type;
 
-template <class G, class... B, std::size_t... Slot>
-consteval bool all_bound(std::index_sequence<Slot...>) {
-  return (slot_bound<G, Slot, B...>() && ...);
+/// The error type of instantiating or lowering G with bindings B..., or
+/// void: a top-level shape problem, then a binding that does not fit, then a
+/// parameter bound other than once.
+template <class G, class... B>
+consteval auto instantiation_error() {
+  using top = top_level_error_t<G>;
+  using binding = rebinding_error_t<G, B...>;
+  if constexpr (CUDAG_DSL_DEVICE_PASS) {
+    return std::type_identity<void>{};  // the device pass trusts the host pass
+  } else if constexpr (!std::is_void_v<top>) {
+    return std::type_identity<top>{};
+  } else if constexpr (!std::is_void_v<binding>) {
+    return std::type_identity<binding>{};
+  } else {
+    constexpr auto unbound = first_unbound_slot<G, B...>();
+    if constexpr (unbound.first == no_index) {
+      return std::type_identity<void>{};
+    } else {
+      constexpr auto name = G::shape.params[unbound.first].name;
+      if constexpr (unbound.second == 0)
+        return std::type_identity<missing_binding_for_parameter<to_fixed<name.size()>(name)>>{};
+      else
+        return std::type_identity<parameter_bound_twice<to_fixed<name.size()>(name)>>{};
+    }
+  }
+}
+template <class G, class... B>
+using instantiation_error_t = typename decltype(instantiation_error<G, B...>())::type;
+
+/// The error type of naming node Name of G (a node G lacks; for set_enabled
+/// and enabled, also one of a kind that cannot be disabled), or void.
+template <class G, fixed_string Name, bool Toggle>
+consteval auto node_name_error() {
+  constexpr std::uint32_t v = G::shape.node_index(Name.view());
+  if constexpr (v == no_index) {
+    return std::type_identity<graph_has_no_node<Name>>{};
+  } else if constexpr (Toggle) {
+    constexpr node_kind k = G::shape.kinds[v];
+    if constexpr (k != node_kind::kernel && k != node_kind::memset && k != node_kind::memcpy)
+      return std::type_identity<node_kind_cannot_be_disabled<Name>>{};
+    else
+      return std::type_identity<void>{};
+  } else {
+    return std::type_identity<void>{};
+  }
+}
+template <class G, fixed_string Name, bool Toggle>
+using node_name_error_t = typename decltype(node_name_error<G, Name, Toggle>())::type;
+
+/// The error type of reading buffer View of G (one no top-level mem_alloc
+/// node of G allocates), or void.
+template <class G, class View>
+consteval auto buffer_error() {
+  if constexpr (G::shape.buffer_slot(name_hash(View::name.view())) == no_index)
+    return std::type_identity<graph_allocates_no_buffer<View::name>>{};
+  else
+    return std::type_identity<void>{};
 }
 
 /// Everything an instantiated DSL graph points into, in one allocation: a
@@ -146,9 +246,8 @@ template <class G, class... B>
 }
 #else
 {
-  static_assert(top_level_shape_fits<G>());
-  static_assert((binding_fits<G, B>() && ...));
-  static_assert(all_bound<G, B...>(std::make_index_sequence<G::sizes.params>{}));
+  // lower() and instantiate_with() return the error type before this runs.
+  static_assert(std::is_void_v<instantiation_error_t<G, B...>>);
   lowered<G> out(graph);
   (out.arena_->write(bindings), ...);
   out.graph_ = make_graph();
@@ -156,9 +255,17 @@ template <class G, class... B>
   return out;
 }
 #endif
+/// With a mistake (a missing binding, a top-level shape problem), returns
+/// its error type instead (see or_error in graph.hpp).
 template <class... Items, class... B>
-[[nodiscard]] lowered<graph_t<Items...>> lower(const graph_t<Items...>& graph, const B&... bindings) {
-  return lower_with(graph, bindings...);
+[[nodiscard]] or_error<instantiation_error_t<graph_t<Items...>, B...>, lowered<graph_t<Items...>>> lower(
+    const graph_t<Items...>& graph, const B&... bindings) {
+  if constexpr (!std::is_void_v<instantiation_error_t<graph_t<Items...>, B...>>) {
+    (void)graph, ((void)bindings, ...);
+    returns_error();
+  } else {
+    return lower_with(graph, bindings...);
+  }
 }
 
 /// Names a top-level node by its handle (handles[i] is names[i]).
@@ -206,9 +313,79 @@ class exec {
   /// recomputed once, then sent to CUDA by the shared rebind algorithm
   /// (cudag/rebind.hpp; the same native calls as the spec exec makes). Safe
   /// while earlier launches run: they keep the values they were launched with.
+  /// A binding of a parameter the graph does not read, or with another type,
+  /// returns its error type instead (see or_error in graph.hpp).
   template <class... B>
-  rebind_path rebind(const B&... bindings) {
-    static_assert((binding_fits<G, B>() && ...));
+  or_error<rebinding_error_t<G, B...>, rebind_path> rebind(const B&... bindings) {
+    if constexpr (!std::is_void_v<rebinding_error_t<G, B...>>) {
+      ((void)bindings, ...);
+      returns_error();
+    } else {
+      return rebind_checked(bindings...);
+    }
+  }
+
+  /// automatic: prefer_whole_graph_update(); the others force one path.
+  void set_rebind_policy(rebind_policy policy) noexcept { arena_->rebind.policy = policy; }
+
+  /// Enables or disables a kernel, memset or memcpy node, by name. A node the
+  /// graph lacks, or of another kind, returns its error type instead.
+  template <fixed_string Name>
+  or_error<node_name_error_t<G, Name, true>, void> set_enabled(bool enabled) {
+    if constexpr (!std::is_void_v<node_name_error_t<G, Name, true>>) {
+      (void)enabled;
+      returns_error();
+    } else {
+      constexpr std::uint32_t v = G::shape.node_index(Name.view());
+      native::set_enabled(core_.native_exec(), arena_->nodes.handles[v], enabled, Name.view());
+    }
+  }
+  template <fixed_string Name>
+  [[nodiscard]] or_error<node_name_error_t<G, Name, true>, bool> enabled() const {
+    if constexpr (!std::is_void_v<node_name_error_t<G, Name, true>>) {
+      returns_error();
+    } else {
+      constexpr std::uint32_t v = G::shape.node_index(Name.view());
+      return native::enabled(core_.native_exec(), arena_->nodes.handles[v], Name.view());
+    }
+  }
+  /// The device address of a buffer the top-level graph's mem_alloc node
+  /// produced, typed and offset as the view says: `e.buffer(tmp + 16)`.
+  /// Fixed for the life of this exec; for reading results back after a
+  /// launch (see the spec exec's buffer_address for the lifetime). A buffer
+  /// the graph does not allocate returns its error type instead.
+  /// (A view's type, not buffer_t<Name, T>, is deduced: nvcc cannot deduce
+  /// a class-type template argument from the view.)
+  template <class View>
+    requires std::is_same_v<typename View::dsl_tag, buffer_tag>
+  [[nodiscard]] or_error<typename decltype(buffer_error<G, View>())::type, typename View::element_type*>
+  buffer(View view) const {
+    if constexpr (!std::is_void_v<typename decltype(buffer_error<G, View>())::type>) {
+      (void)view;
+      returns_error();
+    } else {
+      constexpr std::uint32_t slot = G::shape.buffer_slot(name_hash(View::name.view()));
+      return static_cast<typename View::element_type*>(arena_->state.values.buffers[slot]) +
+             view.offset;
+    }
+  }
+
+  /// The CUDA node created for a top-level node. A node the graph lacks
+  /// returns its error type instead.
+  template <fixed_string Name>
+  [[nodiscard]] or_error<node_name_error_t<G, Name, false>, cudaGraphNode_t> node_handle() const {
+    if constexpr (!std::is_void_v<node_name_error_t<G, Name, false>>) {
+      returns_error();
+    } else {
+      return arena_->nodes.handles[G::shape.node_index(Name.view())];
+    }
+  }
+
+ private:
+  using arena = exec_arena<G>;
+
+  template <class... B>
+  rebind_path rebind_checked(const B&... bindings) {
     using readers = rebind_readers<G, name_hash(B::name.view())...>;
     const std::array<bool, sizeof...(B)> changed{arena_->write_changed(bindings)...};
     std::array<std::uint32_t, readers::entries.size()> dirty{};
@@ -221,68 +398,6 @@ class exec {
     rebind_view view(*this, readers::hashes);
     return apply_rebind(core_, view, std::span<const std::uint32_t>(dirty.data(), count),
                         arena_->rebind);
-  }
-
-  /// automatic: prefer_whole_graph_update(); the others force one path.
-  void set_rebind_policy(rebind_policy policy) noexcept { arena_->rebind.policy = policy; }
-
-  /// Enables or disables a kernel, memset or memcpy node, by name.
-  template <fixed_string Name>
-  void set_enabled(bool enabled) {
-    constexpr std::uint32_t v = checked_toggle_index<Name>();
-    native::set_enabled(core_.native_exec(), arena_->nodes.handles[v], enabled, Name.view());
-  }
-  template <fixed_string Name>
-  [[nodiscard]] bool enabled() const {
-    constexpr std::uint32_t v = checked_toggle_index<Name>();
-    return native::enabled(core_.native_exec(), arena_->nodes.handles[v], Name.view());
-  }
-  /// The device address of a buffer the top-level graph's mem_alloc node
-  /// produced, typed and offset as the view says: `e.buffer(tmp + 16)`.
-  /// Fixed for the life of this exec; for reading results back after a
-  /// launch (see the spec exec's buffer_address for the lifetime).
-  /// (A view's type, not buffer_t<Name, T>, is deduced: nvcc cannot deduce
-  /// a class-type template argument from the view.)
-  template <class View>
-    requires std::is_same_v<typename View::dsl_tag, buffer_tag>
-  [[nodiscard]] typename View::element_type* buffer(View view) const {
-    constexpr std::uint32_t slot = G::shape.buffer_slot(name_hash(View::name.view()));
-    if constexpr (slot == no_index) {
-      static_assert(sizeof(graph_allocates_no_buffer<View::name>) == 0);
-      return nullptr;
-    } else {
-      return static_cast<typename View::element_type*>(arena_->state.values.buffers[slot]) +
-             view.offset;
-    }
-  }
-
-  /// The CUDA node created for a top-level node.
-  template <fixed_string Name>
-  [[nodiscard]] cudaGraphNode_t node_handle() const {
-    constexpr std::uint32_t v = G::shape.node_index(Name.view());
-    if constexpr (v == no_index) {
-      static_assert(sizeof(graph_has_no_node<Name>) == 0);
-      return nullptr;
-    } else {
-      return arena_->nodes.handles[v];
-    }
-  }
-
-
- private:
-  using arena = exec_arena<G>;
-
-  template <fixed_string Name>
-  static consteval std::uint32_t checked_toggle_index() {
-    constexpr std::uint32_t v = G::shape.node_index(Name.view());
-    if constexpr (v == no_index) {
-      static_assert(sizeof(graph_has_no_node<Name>) == 0);
-    } else {
-      constexpr node_kind k = G::shape.kinds[v];
-      if constexpr (k != node_kind::kernel && k != node_kind::memset && k != node_kind::memcpy)
-        static_assert(sizeof(node_kind_cannot_be_disabled<Name>) == 0);
-    }
-    return v;
   }
 
   /// This graph's nodes, by creation rank, as the shared rebind algorithm
@@ -333,10 +448,12 @@ class exec {
   exec_core core_;
 };
 
-/// Lowers and instantiates `graph` with every parameter bound by name.
+/// Lowers and instantiates `graph` with every parameter bound by name. With
+/// a mistake (a missing binding, a top-level shape problem), returns its
+/// error type instead (see or_error in graph.hpp).
 template <class G, class... B>
-[[nodiscard]] exec<G> instantiate_with(const G& graph, const instantiate_options& options,
-                                       const B&... bindings)
+[[nodiscard]] or_error<instantiation_error_t<G, B...>, exec<G>> instantiate_with(
+    const G& graph, const instantiate_options& options, const B&... bindings)
 #if CUDAG_DSL_DEVICE_PASS
 {
   (void)graph, (void)options, ((void)bindings, ...);
@@ -344,7 +461,12 @@ template <class G, class... B>
 }
 #else
 {
-  return exec<G>(lower_with(graph, bindings...), options);
+  if constexpr (!std::is_void_v<instantiation_error_t<G, B...>>) {
+    (void)graph, (void)options, ((void)bindings, ...);
+    returns_error();
+  } else {
+    return exec<G>(lower_with(graph, bindings...), options);
+  }
 }
 #endif
 
@@ -369,8 +491,14 @@ class exec_of : public exec<std::remove_cvref_t<decltype(Graph)>> {
 };
 
 template <class... Items, class... B>
-[[nodiscard]] exec<graph_t<Items...>> instantiate(const graph_t<Items...>& graph, const B&... bindings) {
-  return instantiate_with(graph, instantiate_options{}, bindings...);
+[[nodiscard]] or_error<instantiation_error_t<graph_t<Items...>, B...>, exec<graph_t<Items...>>> instantiate(
+    const graph_t<Items...>& graph, const B&... bindings) {
+  if constexpr (!std::is_void_v<instantiation_error_t<graph_t<Items...>, B...>>) {
+    (void)graph, ((void)bindings, ...);
+    returns_error();
+  } else {
+    return instantiate_with(graph, instantiate_options{}, bindings...);
+  }
 }
 /// Instantiates a graph lowered earlier.
 template <class G>

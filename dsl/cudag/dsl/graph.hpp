@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "cudag/dsl/chunked_tuple.hpp"
+#include "cudag/dsl/declarations.hpp"
 #include "cudag/dsl/graph_nodes.hpp"
 #include "cudag/dsl/node.hpp"
 #include "cudag/dsl/shape.hpp"
@@ -117,14 +118,41 @@ struct buffer_freed_twice {
   buffer_freed_twice(const buffer_freed_twice&) noexcept {}  // not constexpr: the error
 };
 
-// Never defined: the compile errors of problems only a top-level graph can
-// judge (top_level_shape_fits).
+// Mistakes found where a graph is used (instantiated, lowered, written as a
+// spec, rebound, a node or buffer named by the exec): the call's return type
+// is then the mistake's error type (or_error), which cannot be destroyed, and
+// the function is never run. The user's own statement fails where it uses
+// the result, `auto e = instantiate(g, x = d)` or
+// `e.set_enabled<"typo">(false);` ("use of deleted function
+// 'graph_has_no_node<"typo">::~graph_has_no_node()'"; nvcc: "... is
+// inaccessible"), with no template context: a context spells the enclosing
+// function's template arguments, and those of instantiate(), lower(),
+// to_spec() and the exec's members are the whole graph (a missing binding in
+// a 512-node graph gave 985 KB of g++ output and of nvcc's; a rebind of an
+// unknown parameter 1.5 MB of nvcc's). Each verdict is computed by a
+// consteval function over the shape that never fails itself.
+// (CUDAG_DSL_ERROR_DESTRUCTOR: cudag/dsl/declarations.hpp.)
 template <fixed_string NodeAndBuffer>
-struct buffer_freed_but_never_allocated;
+struct buffer_freed_but_never_allocated {
+  CUDAG_DSL_ERROR_DESTRUCTOR(buffer_freed_but_never_allocated);
+};
 template <fixed_string ConditionAndReader>
-struct condition_tested_by_no_conditional_node;
+struct condition_tested_by_no_conditional_node {
+  CUDAG_DSL_ERROR_DESTRUCTOR(condition_tested_by_no_conditional_node);
+};
 template <fixed_string NodeAndBuffer>
-struct buffer_used_but_never_allocated;
+struct buffer_used_but_never_allocated {
+  CUDAG_DSL_ERROR_DESTRUCTOR(buffer_used_but_never_allocated);
+};
+
+/// What a checked call returns: Result, or the type of its mistake (Error,
+/// void when there is none).
+template <class Error, class Result>
+using or_error = std::conditional_t<std::is_void_v<Error>, Result, Error>;
+
+/// The body of a checked call whose return type is an error type: never
+/// run, since no statement that uses such a call compiles.
+[[noreturn]] inline void returns_error() noexcept { std::abort(); }
 
 template <class... Items>
 struct graph_t {
@@ -173,21 +201,27 @@ template <class Error>
 /// allocates, a read of a buffer no node allocates (it would read a null
 /// pointer), a condition no conditional node tests (CUDA refuses to
 /// instantiate with an unused conditional handle). Checked where a graph is
-/// lowered or written as a spec, so the same rules hold as check()'s.
+/// lowered or written as a spec, so the same rules hold as check()'s. The
+/// error type of the first, or void. (The device pass trusts the host pass.)
 template <class G>
-consteval bool top_level_shape_fits() {
+consteval auto top_level_error() {
   constexpr const auto& s = G::shape;
-  if constexpr (s.orphan_free.size != 0)
-    return sizeof(buffer_freed_but_never_allocated<to_fixed<s.orphan_free.size>(
-                      s.orphan_free.view())>) == 0;
+  if constexpr (CUDAG_DSL_DEVICE_PASS)
+    return std::type_identity<void>{};
+  else if constexpr (s.orphan_free.size != 0)
+    return std::type_identity<buffer_freed_but_never_allocated<to_fixed<s.orphan_free.size>(
+        s.orphan_free.view())>>{};
   else if constexpr (s.unallocated_use.size != 0)
-    return sizeof(buffer_used_but_never_allocated<to_fixed<s.unallocated_use.size>(
-                      s.unallocated_use.view())>) == 0;
+    return std::type_identity<buffer_used_but_never_allocated<to_fixed<s.unallocated_use.size>(
+        s.unallocated_use.view())>>{};
   else if constexpr (s.untested_condition.size != 0)
-    return sizeof(condition_tested_by_no_conditional_node<to_fixed<s.untested_condition.size>(
-                      s.untested_condition.view())>) == 0;
-  return true;
+    return std::type_identity<condition_tested_by_no_conditional_node<to_fixed<s.untested_condition.size>(
+        s.untested_condition.view())>>{};
+  else
+    return std::type_identity<void>{};
 }
+template <class G>
+using top_level_error_t = typename decltype(top_level_error<G>())::type;
 
 /// Declares a graph from nodes and edge groups, in any order.
 /// With a shape problem, returns the problem's error object instead (see
@@ -406,8 +440,10 @@ void write_graph(const G& graph, spec_writer w) {
 
 /// The graph as a cudag::graph_spec, so that check(), DOT and the analyses
 /// of the run-time layers apply to it.
+/// With a top-level problem, returns its error type instead (see or_error).
 template <class... Items>
-[[nodiscard]] graph_spec to_spec(const graph_t<Items...>& graph, std::string_view name = "graph")
+[[nodiscard]] or_error<top_level_error_t<graph_t<Items...>>, graph_spec> to_spec(
+    const graph_t<Items...>& graph, std::string_view name = "graph")
 #if CUDAG_DSL_DEVICE_PASS
 {
   (void)graph, (void)name;
@@ -415,12 +451,16 @@ template <class... Items>
 }
 #else
 {
-  static_assert(top_level_shape_fits<graph_t<Items...>>());
-  graph_spec out;
-  spec_writer w(out);
-  w.set_name(name);
-  write_graph(graph, w);
-  return out;
+  if constexpr (!std::is_void_v<top_level_error_t<graph_t<Items...>>>) {
+    (void)graph, (void)name;
+    returns_error();
+  } else {
+    graph_spec out;
+    spec_writer w(out);
+    w.set_name(name);
+    write_graph(graph, w);
+    return out;
+  }
 }
 #endif
 

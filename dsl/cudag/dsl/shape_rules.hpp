@@ -211,14 +211,14 @@ struct runtime_shape {
   return shape;
 }
 
-/// Whether graph.hpp's top_level_shape_fits reports shape.unallocated_use (a
+/// Whether graph.hpp's top_level_error reports shape.unallocated_use (a
 /// buffer read by a node while no node allocates it) as
 /// buffer_used_but_never_allocated<"node step uses buffer tmp">: it does.
 inline constexpr bool reports_unallocated_use = true;
 
 /// The first problem of a shape as graph.hpp reports it: the declaration's
 /// problem (graph()); then, for a top-level graph, a free of a buffer no node
-/// allocates and a condition no conditional node tests (top_level_shape_fits,
+/// allocates and a condition no conditional node tests (top_level_error,
 /// at lower(), instantiate() and to_spec()).
 [[nodiscard]] inline shape_verdict verdict_of(const runtime_shape& shape, bool top_level = true) {
   shape_verdict v;
