@@ -102,23 +102,42 @@ bool kahn_order(std::uint32_t count, const std::uint32_t* dep_begin,
     if (degree == 0) ready.insert(v);
   }
   order.reserve(order.size() + count);
+  // A chain readies one node at a time, with no other ready: that node is
+  // kept out of the set (the next to emit), the set left untouched.
+  constexpr std::uint32_t none = ~0u;
+  std::uint32_t sole = none;
+  const auto make_ready = [&](std::uint32_t w) {
+    if (ready.empty()) {
+      if (sole == none) {
+        sole = w;
+        return;
+      }
+      ready.insert(sole);
+      sole = none;
+    }
+    ready.insert(w);
+  };
+  const bool prefetch = count > 4096;  // below, the rows are in cache
   std::uint32_t emitted = 0;
-  while (!ready.empty()) {
-    const std::uint32_t u = ready.take_lowest();
+  for (;;) {
+    std::uint32_t u = sole;
+    if (u != none)
+      sole = none;
+    else if (!ready.empty())
+      u = ready.take_lowest();
+    else
+      break;
     order.push_back(u);
     ++emitted;
-    if (!ready.empty()) {
-      const std::uint32_t next = ready.lowest();
-      __builtin_prefetch(dependents + dependents_begin[next]);
-    }
+    if (prefetch && !ready.empty()) __builtin_prefetch(dependents + dependents_begin[ready.lowest()]);
     for (std::uint32_t k = dependents_begin[u]; k < dependents_begin[u + 1]; ++k) {
       const std::uint32_t w = dependents[k];
       std::uint8_t& left = waiting_on[w];
       if (left != many) {
-        if (--left == 0) ready.insert(w);
+        if (--left == 0) make_ready(w);
       } else if (--waiting_on_many[w] == 0) {
         left = 0;
-        ready.insert(w);
+        make_ready(w);
       }
     }
   }
