@@ -43,7 +43,7 @@ class exec {
   rebind_path rebind(std::span<const binding> bindings);
   rebind_path rebind_bytes(std::string_view name, const type_tag& type, const void* bytes,
                            std::size_t size);
-  void set_rebind_policy(rebind_policy policy) noexcept;
+  void set_rebind_policy(rebind_policy policy);
 
   /// Updates the executable graph from `changed` (same topology, new
   /// parameters) with cudaGraphExecUpdate. Throws cudag::error naming the
@@ -81,10 +81,11 @@ class exec {
 
   /// The CUDA node created for a top-level node of the spec.
   [[nodiscard]] cudaGraphNode_t node_handle(std::string_view node) const;
-  [[nodiscard]] const graph_spec& spec() const noexcept;
+  [[nodiscard]] const graph_spec& spec() const;
+  /// Null for a moved-from exec; every other member throws cudag::error on one.
   [[nodiscard]] cudaGraphExec_t native_exec() const noexcept;
   [[nodiscard]] cudaGraph_t native_graph() const noexcept;
-  [[nodiscard]] exec_core& core() noexcept;
+  [[nodiscard]] exec_core& core();
 
   /// Nodes (by path) that read parameter `name`.
   [[nodiscard]] std::vector<std::string> readers_of(std::string_view name) const;
@@ -93,8 +94,10 @@ class exec {
 
  private:
   explicit exec(std::unique_ptr<impl> state);
+  [[nodiscard]] impl& live() const;
   void adopt(std::unique_ptr<impl> fresh, std::vector<std::shared_ptr<const void>> owned);
-  void stage(std::string_view name, const type_tag& type, const void* bytes, std::size_t size);
+  void stage(std::string_view name, const type_tag& type, const void* bytes, std::size_t size,
+             std::string_view caller = "rebind");
   rebind_path flush_dirty();
   friend exec instantiate(graph_spec, std::span<const binding>, const instantiate_options&);
   std::unique_ptr<impl> impl_;

@@ -119,6 +119,16 @@ class node_checker {
       fail("kernel node '" + path() + "' has no function (null function pointer" +
            (k.function_name.empty() ? std::string(")") : " for '" + k.function_name + "')"));
     }
+    // CUDA refuses these at launch configuration; say which node and why.
+    const auto dims = [](const dim3& d) {
+      return std::to_string(d.x) + "x" + std::to_string(d.y) + "x" + std::to_string(d.z);
+    };
+    if (k.block.x == 0 || k.block.y == 0 || k.block.z == 0)
+      fail("kernel node '" + path() + "' has a block of " + dims(k.block) +
+           " threads; every dimension must be at least 1");
+    if (k.grid.y == 0 || k.grid.z == 0 || (k.grid.x == 0 && !k.grid_from))
+      fail("kernel node '" + path() + "' has a grid of " + dims(k.grid) +
+           " blocks; every dimension must be at least 1");
     if (k.grid_from) {
       auto found = find_param(k.grid_from->param);
       if (!found) {

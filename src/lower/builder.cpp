@@ -6,7 +6,13 @@
 
 namespace cudag {
 
-const std::string& node_ref::name() const { return owner_->spec_.nodes[index_].name; }
+const std::string& node_ref::name() const {
+  // The builder's nodes went into a spec (build() moves them out).
+  if (index_ >= owner_->spec_.nodes.size())
+    throw error("node #" + std::to_string(index_) +
+                " is used after its builder was moved from (build() takes the nodes)");
+  return owner_->spec_.nodes[index_].name;
+}
 
 builder::builder(std::string graph_name) { spec_.name = std::move(graph_name); }
 
@@ -169,6 +175,7 @@ node_ref builder::switch_case(std::string name, const condition_handle& c,
 }
 
 void builder::edge(const node_ref& from, const node_ref& to) {
+  (void)from.name(), (void)to.name();  // refuses refs of a builder moved from
   if (from.owner_ != this || to.owner_ != this)
     throw error("graph '" + spec_.name + "': edge " + from.name() + " -> " + to.name() +
                     " joins nodes of different graphs",
@@ -197,7 +204,8 @@ void builder::edge(std::string_view from, std::string_view to) {
 node_ref builder::node(std::string_view name) {
   const std::size_t found = find_node(name);
   if (found == npos)
-    throw error("graph '" + spec_.name + "': no node named '" + std::string(name) + "'");
+    throw error("graph '" + spec_.name + "': no node named '" + std::string(name) + "'",
+                cudaSuccess, {}, std::string(name));
   return node_ref(*this, found);
 }
 

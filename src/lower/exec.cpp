@@ -82,17 +82,44 @@ exec::exec(exec&&) noexcept = default;
 exec& exec::operator=(exec&&) noexcept = default;
 exec::~exec() = default;
 
-void exec::launch(cudaStream_t stream) { impl_->core.launch(stream); }
-void exec::upload(cudaStream_t stream) { impl_->core.upload(stream); }
-void exec::synchronize(cudaStream_t stream) {
-  impl_->core.synchronize(stream);
+exec::impl& exec::live() const {
+  // A moved-from exec holds nothing: say so instead of dereferencing null.
+  if (!impl_) throw error("exec: used after it was moved from (it holds no executable graph)");
+  return *impl_;
 }
-std::uint64_t exec::replay_count() const noexcept { return impl_->core.replay_count(); }
-std::string exec::driver_dot(unsigned flags) const { return impl_->core.driver_dot(flags); }
-const graph_spec& exec::spec() const noexcept { return impl_->spec; }
-cudaGraphExec_t exec::native_exec() const noexcept { return impl_->core.native_exec(); }
-cudaGraph_t exec::native_graph() const noexcept { return impl_->core.native_graph(); }
-exec_core& exec::core() noexcept { return impl_->core; }
+
+namespace {
+/// Runs `call`; a CUDA failure that names no node gets the graph's name
+/// (a host node's failure already names its node, and passes unchanged).
+template <class F>
+void naming_graph(const exec::impl& st, F&& call) {
+  try {
+    call();
+  } catch (const error& e) {
+    if (e.code() == cudaSuccess || !e.node().empty()) throw;
+    throw error(e.what() + std::string(" (graph '") + st.spec.name + "')", e.code(), e.call());
+  }
+}
+}  // namespace
+
+void exec::launch(cudaStream_t stream) {
+  impl& st = live();
+  naming_graph(st, [&] { st.core.launch(stream); });
+}
+void exec::upload(cudaStream_t stream) {
+  impl& st = live();
+  naming_graph(st, [&] { st.core.upload(stream); });
+}
+void exec::synchronize(cudaStream_t stream) {
+  impl& st = live();
+  naming_graph(st, [&] { st.core.synchronize(stream); });
+}
+std::uint64_t exec::replay_count() const noexcept { return impl_ ? impl_->core.replay_count() : 0; }
+std::string exec::driver_dot(unsigned flags) const { return live().core.driver_dot(flags); }
+const graph_spec& exec::spec() const { return live().spec; }
+cudaGraphExec_t exec::native_exec() const noexcept { return impl_ ? impl_->core.native_exec() : nullptr; }
+cudaGraph_t exec::native_graph() const noexcept { return impl_ ? impl_->core.native_graph() : nullptr; }
+exec_core& exec::core() { return live().core; }
 
 namespace {
 
@@ -186,7 +213,7 @@ bool must_lower_again(const std::vector<node_state>& nodes) {
 }  // namespace
 
 exec exec::instance(std::span<const binding> bindings) {
-  const impl& from = *impl_;
+  const impl& from = live();
   if (must_lower_again(from.nodes)) {
     std::vector<binding> values;
     for (const param_state& p : from.params) values.push_back(binding{p.name, p.type, p.bytes});
@@ -230,14 +257,15 @@ exec exec::instance(std::span<const binding> bindings) {
   }
   exec out(std::move(st));
   impl& o = *out.impl_;
-  for (const binding& b : bindings) out.stage(b.name, b.type, b.bytes.data(), b.bytes.size());
+  for (const binding& b : bindings)
+    out.stage(b.name, b.type, b.bytes.data(), b.bytes.size(), "instance");
   for (node_state& n : o.nodes) n.dirty = false;
   o.dirty_scratch.clear();
 
   // Every node's values onto the shared template, then one instantiation.
   // Host nodes get callables of their own (reporting to this exec); a
   // captured node is recorded again and given to the new exec.
-  o.core = impl_->core.sharing_template();
+  o.core = live().core.sharing_template();
   for (node_state& n : o.nodes)
     if (n.kind != node_kind::captured)
       detail::push_node_params(n, nullptr, o.capture_stream, *o.core.retired(),
@@ -295,33 +323,34 @@ graph_in_capture add_to_capture(cudaStream_t stream, const graph_spec& spec,
 
 rebind_path exec::rebind_bytes(std::string_view name, const type_tag& type, const void* bytes,
                                std::size_t size) {
-  impl_->dirty_scratch.clear();
+  live().dirty_scratch.clear();
   stage(name, type, bytes, size);
   return flush_dirty();
 }
 
 rebind_path exec::rebind(std::span<const binding> bindings) {
-  impl_->dirty_scratch.clear();
+  live().dirty_scratch.clear();
   for (const binding& b : bindings) stage(b.name, b.type, b.bytes.data(), b.bytes.size());
   return flush_dirty();
 }
 
-void exec::stage(std::string_view name, const type_tag& type, const void* bytes, std::size_t size) {
-  impl& st = *impl_;
+void exec::stage(std::string_view name, const type_tag& type, const void* bytes, std::size_t size,
+                 std::string_view caller) {
+  impl& st = live();
   auto it = st.param_index.find(name);
   if (it == st.param_index.end())
-    throw error("rebind: graph '" + st.spec.name + "' has no parameter '" + std::string(name) + "'");
+    throw error(std::string(caller) + ": graph '" + st.spec.name + "' has no parameter '" + std::string(name) + "'");
   param_state& p = st.params[it->second];
   if (!(type == p.type) && !binds_to(type, p.type))
-    throw error("rebind: parameter '" + p.name + "' is declared " + p.type.name() + ", given " +
+    throw error(std::string(caller) + ": parameter '" + p.name + "' is declared " + p.type.name() + ", given " +
                 type.name());
   if (size != p.bytes.size())
-    throw error("rebind: parameter '" + p.name + "' takes " + std::to_string(p.bytes.size()) +
+    throw error(std::string(caller) + ": parameter '" + p.name + "' takes " + std::to_string(p.bytes.size()) +
                 " bytes, given " + std::to_string(size));
   if (std::memcmp(p.bytes.data(), bytes, size) == 0) return;
   for (const detail::param_use& use : p.uses)
     if (use.slot == detail::freed_slot)
-      throw error("rebind: external buffer '" + p.name + "' is freed by node '" +
+      throw error(std::string(caller) + ": external buffer '" + p.name + "' is freed by node '" +
                       st.nodes[use.node].path +
                       "', whose address CUDA cannot change; instantiate the graph again",
                   cudaErrorNotSupported, {}, st.nodes[use.node].path);
@@ -372,7 +401,7 @@ class spec_rebind_nodes final : public rebind_nodes {
 }  // namespace detail
 
 rebind_path exec::flush_dirty() {
-  impl& st = *impl_;
+  impl& st = live();
   // Creation order, whatever order the bindings came in: the same native
   // calls as the DSL exec makes for the same change.
   std::sort(st.dirty_scratch.begin(), st.dirty_scratch.end());
@@ -385,10 +414,10 @@ rebind_path exec::flush_dirty() {
   return path;
 }
 
-void exec::set_rebind_policy(rebind_policy policy) noexcept { impl_->rebind.policy = policy; }
+void exec::set_rebind_policy(rebind_policy policy) { live().rebind.policy = policy; }
 
 void exec::update(const graph_spec& changed, std::span<const binding> bindings) {
-  impl& st = *impl_;
+  impl& st = live();
   unique_graph graph;
   std::vector<std::shared_ptr<const void>> owned;
   auto fresh = lower_fresh(changed, bindings, st.options, st.core.host_failures(), graph, owned);
@@ -401,7 +430,7 @@ void exec::adopt(std::unique_ptr<impl> fresh, std::vector<std::shared_ptr<const 
   // The new state replaces the old; what the old one pointed at (host-node
   // states, modules, captured work) stays alive until the next synchronize(),
   // since launches in flight may still use it.
-  impl& old = *impl_;
+  impl& old = live();
   retired_objects& retired = *old.core.retired();
   for (auto& o : old.core.replace_kept(std::move(owned))) retired.add(std::move(o));
   for (node_state& n : old.nodes)
@@ -419,7 +448,7 @@ bool exec::update_or_reinstantiate(const graph_spec& changed, std::span<const bi
     throw;  // a bad spec is not fixed by re-instantiating
   } catch (const error&) {
   }
-  impl& st = *impl_;
+  impl& st = live();
   unique_graph graph;
   std::vector<std::shared_ptr<const void>> owned;
   auto fresh = lower_fresh(changed, bindings, st.options, st.core.host_failures(), graph, owned);
@@ -440,23 +469,23 @@ const node_state& top_level(const exec::impl& st, std::string_view name) {
 }  // namespace
 
 void exec::set_enabled(std::string_view name, bool on) {
-  const node_state& n = top_level(*impl_, name);
+  const node_state& n = top_level(live(), name);
   if (n.kind != node_kind::kernel && n.kind != node_kind::memset && n.kind != node_kind::memcpy)
     throw error("node '" + n.path + "' is a " + std::string(kind_name(n.kind)) +
                     " node: only kernel, memset and memcpy nodes can be disabled",
                 cudaErrorNotSupported, "cudaGraphNodeSetEnabled", n.path);
-  native::set_enabled(impl_->core.native_exec(), n.handle, on, n.path);
+  native::set_enabled(live().core.native_exec(), n.handle, on, n.path);
 }
 
 bool exec::enabled(std::string_view name) const {
-  const node_state& n = top_level(*impl_, name);
-  return native::enabled(impl_->core.native_exec(), n.handle, n.path);
+  const node_state& n = top_level(live(), name);
+  return native::enabled(live().core.native_exec(), n.handle, n.path);
 }
 
 void* exec::buffer_address(std::string_view name) const {
   // A node's path is its graph's prefix plus its name; a buffer's is the
   // same prefix plus the buffer's name.
-  for (const node_state& n : impl_->nodes) {
+  for (const node_state& n : live().nodes) {
     if (n.kind != node_kind::mem_alloc) continue;
     const std::string& buffer = std::get<mem_alloc_node>(n.spec_node->params).buffer;
     const std::string_view prefix =
@@ -465,19 +494,19 @@ void* exec::buffer_address(std::string_view name) const {
         name.substr(prefix.size()) == buffer)
       return n.allocation;
   }
-  throw error("graph '" + impl_->spec.name + "' has no graph-owned buffer '" + std::string(name) +
+  throw error("graph '" + live().spec.name + "' has no graph-owned buffer '" + std::string(name) +
                   "' (no mem_alloc node produces it)",
               cudaErrorInvalidValue);
 }
 
 cudaGraphNode_t exec::node_handle(std::string_view name) const {
-  return top_level(*impl_, name).handle;
+  return top_level(live(), name).handle;
 }
 
 std::vector<std::string> exec::readers_of(std::string_view name) const {
-  if (impl_->param_index.find(name) == impl_->param_index.end())
-    throw error("graph '" + impl_->spec.name + "' has no parameter '" + std::string(name) + "'");
-  return parameter_readers(impl_->spec, name);
+  if (live().param_index.find(name) == live().param_index.end())
+    throw error("graph '" + live().spec.name + "' has no parameter '" + std::string(name) + "'");
+  return parameter_readers(live().spec, name);
 }
 
 }  // namespace cudag

@@ -56,32 +56,43 @@ TEST(Catalogue, LoweringFailureNamesTheNodeAndTheCall) {
   catalogue::expect_no_leak(rec);
 }
 
-TEST(Catalogue, ZeroSizedGridReachesCuda) {
+TEST(Catalogue, ZeroSizedGridIsRefusedNamingTheNode) {
   cudag::builder b("g");
   auto x = b.param<float*>("x");
   auto n = b.param<int>("n");
   b.kernel("scale", CUDAG_KERNEL(scale), cudag::launch(dim3(0, 1, 1), dim3(256, 1, 1)), x, 2.0f, n);
   b.kernel("over", CUDAG_KERNEL(scale), cudag::launch_over(n, 256), x, 2.0f, n);
   const cudag::graph_spec spec = b.build();
-  EXPECT_NO_THROW(cudag::check(spec));  // check() does not look at grid sizes
+  auto e = refusal<cudag::check_error>([&] { cudag::check(spec); });
+  ASSERT_TRUE(e);
+  EXPECT_EQ(std::string(e->what()),
+            "kernel node 'scale' has a grid of 0x1x1 blocks; every dimension must be at least 1");
+  EXPECT_EQ(e->nodes(), catalogue::strings{"scale"});
+  // A grid computed from a count of 0 is one block, not zero: accepted.
+  cudag::builder ok("g");
+  ok.kernel("over", CUDAG_KERNEL(scale), cudag::launch_over(ok.param<int>("n"), 256),
+            ok.param<float*>("x"), 2.0f, 0);
   const cudag::binding binds[] = {cudag::bind("x", dev_x), cudag::bind("n", 0)};
   cudag::native::recorder rec;
   {
-    auto exec = cudag::instantiate(spec, binds);
+    auto exec = cudag::instantiate(ok.build(), binds);
     const auto adds = rec.calls_starting("add_kernel_node");
-    ASSERT_EQ(adds.size(), 2u);
-    EXPECT_NE(adds[0].find("grid=(0,1,1)"), std::string::npos) << adds[0];  // passed on as given
-    EXPECT_NE(adds[1].find("grid=(1,1,1)"), std::string::npos) << adds[1];  // 0 items: 1 block
+    ASSERT_EQ(adds.size(), 1u);
+    EXPECT_NE(adds[0].find("grid=(1,1,1)"), std::string::npos) << adds[0];
   }
-  // Where CUDA refuses the zero grid, the node and the call are named.
-  rec.fail_next("add_kernel_node", cudaErrorInvalidConfiguration);
-  auto e = refusal<cudag::error>([&] { (void)cudag::instantiate(spec, binds); });
+  catalogue::expect_no_leak(rec);
+}
+
+TEST(Catalogue, ZeroSizedBlockIsRefusedNamingTheNode) {
+  cudag::builder b("g");
+  b.kernel("scale", CUDAG_KERNEL(scale), cudag::launch(dim3(4, 1, 1), dim3(256, 0, 1)),
+           b.param<float*>("x"), 2.0f, 32);
+  auto e = refusal<cudag::check_error>([&] { cudag::check(b.build()); });
   ASSERT_TRUE(e);
   EXPECT_EQ(std::string(e->what()),
-            "cudaGraphAddKernelNode failed for node 'scale': cudaErrorInvalidConfiguration "
-            "(invalid configuration argument)");
-  EXPECT_EQ(e->node(), "scale");
-  catalogue::expect_no_leak(rec);
+            "kernel node 'scale' has a block of 256x0x1 threads; every dimension must be at "
+            "least 1");
+  EXPECT_EQ(e->nodes(), catalogue::strings{"scale"});
 }
 
 TEST(Catalogue, InstantiateFailureNamesTheGraph) {
@@ -168,9 +179,30 @@ TEST(Catalogue, LaunchOnADestroyedStreamNamesTheCall) {
     auto e = refusal<cudag::error>([&] { exec.launch(destroyed); });
     ASSERT_TRUE(e);
     EXPECT_EQ(std::string(e->what()),
-              "cudaGraphLaunch failed: cudaErrorInvalidResourceHandle (invalid resource handle)");
+              "cudaGraphLaunch failed: cudaErrorInvalidResourceHandle (invalid resource handle) "
+              "(graph 'g')");
     EXPECT_EQ(e->call(), "cudaGraphLaunch");
     EXPECT_EQ(exec.replay_count(), 0u);
+  }
+  catalogue::expect_no_leak(rec);
+}
+
+TEST(Catalogue, ExecUsedAfterItWasMovedFromIsRefused) {
+  cudag::native::recorder rec;
+  {
+    auto exec = cudag::instantiate(pipeline(), pipeline_binds);
+    auto moved = std::move(exec);
+    const std::string said =
+        "exec: used after it was moved from (it holds no executable graph)";
+    auto launched = refusal<cudag::error>([&] { exec.launch(nullptr); });
+    ASSERT_TRUE(launched);
+    EXPECT_EQ(std::string(launched->what()), said);
+    auto rebound = refusal<cudag::error>([&] { exec.rebind("x", dev_x2); });
+    ASSERT_TRUE(rebound);
+    EXPECT_EQ(std::string(rebound->what()), said);
+    EXPECT_EQ(exec.native_exec(), nullptr);
+    EXPECT_EQ(exec.replay_count(), 0u);
+    EXPECT_NO_THROW(moved.launch(nullptr));  // the exec it moved to runs
   }
   catalogue::expect_no_leak(rec);
 }

@@ -171,4 +171,21 @@ TEST(Catalogue, RebindWithTheWrongTypeNamesBothTypes) {
   catalogue::expect_no_leak(rec);
 }
 
+TEST(Catalogue, InstanceWithAnUnknownOrMistypedValueSaysInstance) {
+  cudag::native::recorder rec;
+  {
+    const cudag::binding binds[] = {cudag::bind("x", dev_x), cudag::bind("n", 4)};
+    auto exec = cudag::instantiate(two_readers(), binds);
+    const cudag::binding mistyped[] = {cudag::bind("n", 2.5)};
+    auto e = refusal<cudag::error>([&] { (void)exec.instance(mistyped); });
+    ASSERT_TRUE(e);
+    EXPECT_EQ(std::string(e->what()), "instance: parameter 'n' is declared int, given double");
+    const cudag::binding unknown[] = {cudag::bind("count", 4)};
+    auto u = refusal<cudag::error>([&] { (void)exec.instance(unknown); });
+    ASSERT_TRUE(u);
+    EXPECT_EQ(std::string(u->what()), "instance: graph 'g' has no parameter 'count'");
+  }
+  catalogue::expect_no_leak(rec);
+}
+
 }  // namespace

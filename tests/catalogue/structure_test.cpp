@@ -148,6 +148,27 @@ TEST(Catalogue, EdgeBetweenTwoBuildersIsRefused) {
   EXPECT_EQ(e->node(), "second");
 }
 
+TEST(Catalogue, NodeOfABuilderMovedFromIsRefused) {
+  cudag::builder b("g");
+  auto first = b.empty("first");
+  auto second = b.empty("second");
+  const cudag::graph_spec spec = std::move(b).build();  // takes the nodes
+  auto e = refusal<cudag::error>([&] { b.edge(first, second); });
+  ASSERT_TRUE(e);
+  EXPECT_EQ(std::string(e->what()),
+            "node #0 is used after its builder was moved from (build() takes the nodes)");
+  EXPECT_EQ(spec.nodes.size(), 2u);
+}
+
+TEST(Catalogue, UnknownNodeLookupIsNamed) {
+  cudag::builder b("g");
+  b.empty("first");
+  auto e = refusal<cudag::error>([&] { (void)b.node("frist"); });
+  ASSERT_TRUE(e);
+  EXPECT_EQ(std::string(e->what()), "graph 'g': no node named 'frist'");
+  EXPECT_EQ(e->node(), "frist");
+}
+
 TEST(Catalogue, NestingTooDeepNamesTheEnclosingNode) {
   cudag::graph_spec g;
   {
