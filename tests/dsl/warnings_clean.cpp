@@ -85,6 +85,7 @@ inline constexpr auto every_kind = graph(
     kernel<"sum", sum_kernel>(1, 1, tmp, side, std::size_t{n}),
     mem_free<"release">(tmp),
     host<"note">([](int* c) { ++*c; }, runs),
+    host<"bare">([] {}),  // no arguments
     child<"sub">(inner),
     captured<"lib", "scale">(
         [](cudaStream_t s, float* p) {

@@ -38,6 +38,7 @@ struct callable_after_error {
 
 template <class... T, class F, std::size_t... I>
 void call_with_values(F& f, std::span<const void* const> values, std::index_sequence<I...>) {
+  (void)values;  // no arguments: g++ warns it set but unused
   f(*static_cast<const T*>(values[I])...);
 }
 
@@ -62,6 +63,7 @@ struct host_body : leaf_body {
   template <std::size_t... I>
   void fill_at(storage& s, const value_tables& values, const ref_slot* slots,
                std::index_sequence<I...>) const noexcept {
+    (void)s, (void)values, (void)slots;  // no arguments: g++ warns them set but unused
     ((hana::at_c<I>(s.values) = resolve<arg_type<S>>(hana::at_c<I>(args), values, slots, arg_ref[I])), ...);
   }
   template <std::size_t... I>
@@ -144,6 +146,7 @@ struct captured_body : leaf_body {
   template <std::size_t... I>
   void fill_at(storage& s, const value_tables& values, const ref_slot* slots,
                std::index_sequence<I...>) const noexcept {
+    (void)s, (void)values, (void)slots;  // no arguments: g++ warns them set but unused
     ((hana::at_c<I>(s.values) = resolve<arg_type<S>>(hana::at_c<I>(args), values, slots, arg_ref[I])), ...);
   }
   unique_graph record_now(storage& s, lowering_state& st, const ref_slot* slots,

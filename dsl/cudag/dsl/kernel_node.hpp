@@ -102,6 +102,7 @@ struct kernel_body<Function, Grid, type_list<P...>, node_tuple<S...>> : leaf_bod
   template <std::size_t... I>
   void fill_at(storage& s, const value_tables& values, const ref_slot* slots,
                std::index_sequence<I...>) const noexcept {
+    (void)s, (void)values, (void)slots;  // no arguments: g++ warns them set but unused
     ((hana::at_c<I>(s.values) = resolve<P>(hana::at_c<I>(args), values, slots, arg_ref[I + 1]),
       s.pointers[I] = &hana::at_c<I>(s.values)),
      ...);
