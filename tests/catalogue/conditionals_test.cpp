@@ -106,9 +106,10 @@ TEST(Catalogue, UnusedConditionIsNamed) {
   auto c = refusal<cudag::check_error>([&] { cudag::check(b.spec()); });
   ASSERT_TRUE(c);
   EXPECT_EQ(std::string(c->what()),
-            "condition 'more' is declared in graph 'g' but no conditional node uses it; CUDA "
-            "refuses to instantiate a graph with an unused conditional handle");
-  EXPECT_EQ(c->nodes(), strings{});
+            "condition 'more' is declared in graph 'g' but no conditional node uses it (read "
+            "by node 'decide'); CUDA refuses to instantiate a graph with an unused conditional "
+            "handle");
+  EXPECT_EQ(c->nodes(), strings{"decide"});
 }
 
 TEST(Catalogue, ConditionTestedTwiceNamesBothNodes) {

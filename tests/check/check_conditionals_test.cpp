@@ -99,8 +99,12 @@ TEST(CheckConditionals, UnusedConditionIsRefused) {
   const graph_spec g = graph({make_node("set", kernel({condition("idle")}))}, {},
                              {declare_condition("idle")});
   expect_rejected([&] { check(g); },
-                  {"condition 'idle' is declared in the top-level graph", "no conditional node uses it"},
-                  {});
+                  {"condition 'idle' is declared in the top-level graph", "no conditional node uses it",
+                   "(read by node 'set')"},
+                  {"set"});
+  // Read by no node: nothing to name but the declaration.
+  const graph_spec unread = graph({make_node("work", kernel({}))}, {}, {declare_condition("idle")});
+  expect_rejected([&] { check(unread); }, {"no conditional node uses it; CUDA refuses"}, {});
 }
 
 TEST(CheckConditionals, ConditionTestedByTwoNodesIsRefused) {

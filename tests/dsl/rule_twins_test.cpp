@@ -156,6 +156,8 @@ TEST(RuleTwins, ConditionNeverTested) {
     FAIL() << "check() accepted a condition no conditional node tests";
   } catch (const cudag::check_error& e) {
     EXPECT_NE(std::string(e.what()).find("'more'"), std::string::npos) << e.what();
+    // The node the DSL's error names, "more (read by node decide)".
+    EXPECT_EQ(e.nodes(), std::vector<std::string>{"decide"}) << e.what();
   }
 }
 
