@@ -33,6 +33,24 @@ static cudaMemAllocNodeParams alloc_params(std::size_t bytes) {
   return a;
 }
 
+/// An alloc node of `n` floats and a kernel node after it writing all of them.
+static cudaError_t add_alloc_and_fill(cudaGraph_t g, int n, void** allocation,
+                                      cudaGraphNode_t* kernel) {
+  cudaMemAllocNodeParams a = alloc_params(n * sizeof(float));
+  cudaGraphNode_t alloc = nullptr;
+  if (const cudaError_t code = cudaGraphAddMemAllocNode(&alloc, g, nullptr, 0, &a); code != cudaSuccess)
+    return code;
+  *allocation = a.dptr;
+  float* p = static_cast<float*>(a.dptr);
+  void* args[] = {&p, &n};
+  cudaKernelNodeParams kp{};
+  kp.func = reinterpret_cast<void*>(fill);
+  kp.gridDim = dim3(1);
+  kp.blockDim = dim3(n);
+  kp.kernelParams = args;
+  return cudaGraphAddKernelNode(kernel, g, &alloc, 1, &kp);
+}
+
 int main(int argc, char** argv) {
   const bool free_node = argc > 1 && std::strcmp(argv[1], "free_node") == 0;
   cudaStream_t s;
@@ -43,19 +61,8 @@ int main(int argc, char** argv) {
   {
     cudaGraph_t g;
     CHECK(cudaGraphCreate(&g, 0));
-    cudaMemAllocNodeParams a = alloc_params(64 * sizeof(float));
-    cudaGraphNode_t alloc = nullptr, k = nullptr;
-    CHECK(cudaGraphAddMemAllocNode(&alloc, g, nullptr, 0, &a));
-    first = a.dptr;
-    float* p = static_cast<float*>(first);
-    int n = 64;
-    void* args[] = {&p, &n};
-    cudaKernelNodeParams kp{};
-    kp.func = reinterpret_cast<void*>(fill);
-    kp.gridDim = dim3(1);
-    kp.blockDim = dim3(64);
-    kp.kernelParams = args;
-    CHECK(cudaGraphAddKernelNode(&k, g, &alloc, 1, &kp));
+    cudaGraphNode_t k = nullptr;
+    CHECK(add_alloc_and_fill(g, 64, &first, &k));
     cudaGraphExec_t e;
     CHECK(cudaGraphInstantiate(&e, g, cudaGraphInstantiateFlagAutoFreeOnLaunch));
     for (int i = 0; i < 3; ++i) CHECK(cudaGraphLaunch(e, s));
@@ -84,19 +91,8 @@ int main(int argc, char** argv) {
   {
     cudaGraph_t g;
     CHECK(cudaGraphCreate(&g, 0));
-    cudaMemAllocNodeParams a = alloc_params(256 * sizeof(float));
-    cudaGraphNode_t alloc = nullptr, k = nullptr, copy = nullptr, release = nullptr;
-    CHECK(cudaGraphAddMemAllocNode(&alloc, g, nullptr, 0, &a));
-    second = a.dptr;
-    float* p = static_cast<float*>(second);
-    int n = 256;
-    void* args[] = {&p, &n};
-    cudaKernelNodeParams kp{};
-    kp.func = reinterpret_cast<void*>(fill);
-    kp.gridDim = dim3(1);
-    kp.blockDim = dim3(256);
-    kp.kernelParams = args;
-    CHECK(cudaGraphAddKernelNode(&k, g, &alloc, 1, &kp));
+    cudaGraphNode_t k = nullptr, copy = nullptr, release = nullptr;
+    CHECK(add_alloc_and_fill(g, 256, &second, &k));
     CHECK(cudaGraphAddMemcpyNode1D(&copy, g, &k, 1, host, second, sizeof host, cudaMemcpyDeviceToHost));
     CHECK(cudaGraphAddMemFreeNode(&release, g, &copy, 1, second));
     cudaGraphExec_t e;
