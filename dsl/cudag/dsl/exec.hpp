@@ -236,7 +236,7 @@ class lowered {
 };
 
 /// Binds every parameter and lowers the graph: a walk in the order the
-/// compiler computed, one cudaGraphAdd*Node call per node.
+/// compiler computed, one native add call per node (the per-kind table).
 template <class G, class... B>
 [[nodiscard]] lowered<G> lower_with(const G& graph, const B&... bindings)
 #if CUDAG_DSL_DEVICE_PASS
