@@ -2,6 +2,7 @@
 // topological order, calling the native_nodes wrappers. Declaration order
 // among peers keeps cudaGraphExecUpdate's pairing stable between lowerings.
 #include <algorithm>
+#include <exception>
 #include <cstring>
 
 #include "cudag/check.hpp"
@@ -385,6 +386,11 @@ unique_graph record_captured(const node_state& st, const captured_node& p, cudaS
   } catch (const error& e) {
     if (!e.node().empty()) throw;
     throw error("captured node '" + st.path + "': " + e.what(), e.code(), e.call(), st.path);
+  } catch (const std::exception& e) {
+    // The user's own exception stays reachable (std::rethrow_if_nested)
+    // inside one that names the node.
+    std::throw_with_nested(error("captured node '" + st.path + "': " + e.what(), cudaSuccess,
+                                 {}, st.path));
   }
 }
 

@@ -2,6 +2,7 @@
 // instantiating, rebinding, updating and launching, and host-node failures.
 // The recorder stands in for CUDA, so every refusal is injected where CUDA
 // would give it; the message is cudag's.
+#include <exception>
 #include <memory>
 #include <span>
 #include <stdexcept>
@@ -275,6 +276,36 @@ TEST(Catalogue, CapturedRecordingFailureNamesTheNode) {
   EXPECT_EQ(std::string(e->what()),
             "captured node 'library': cublasSgemm failed: CUBLAS_STATUS_NOT_INITIALIZED");
   EXPECT_EQ(e->node(), "library");
+  catalogue::expect_no_leak(rec);
+}
+
+TEST(Catalogue, CapturedRecordingThrowingItsOwnExceptionNamesTheNode) {
+  cudag::native::recorder rec;
+  cudag::builder b("g");
+  auto x = b.param<float*>("x");
+  b.captured("library", "a library call",
+             [](cudaStream_t, float* v) {
+               (void)v;
+               throw std::out_of_range("workspace too small");
+             },
+             x);
+  // A cudag::error (of a type derived from it that std::throw_with_nested
+  // makes) holding the user's exception, its type kept.
+  bool refused = false, nested_kept = false;
+  try {
+    (void)cudag::instantiate(b.build(), pipeline_binds);
+  } catch (const cudag::error& e) {
+    refused = true;
+    EXPECT_EQ(std::string(e.what()), "captured node 'library': workspace too small");
+    EXPECT_EQ(e.node(), "library");
+    try {
+      std::rethrow_if_nested(e);
+    } catch (const std::out_of_range& inner) {
+      nested_kept = std::string(inner.what()) == "workspace too small";
+    }
+  }
+  EXPECT_TRUE(refused);
+  EXPECT_TRUE(nested_kept);
   catalogue::expect_no_leak(rec);
 }
 
