@@ -83,7 +83,12 @@ class node_checker {
   }
 
  private:
-  [[noreturn]] void fail(const std::string& message) const { throw check_error(message, {path()}); }
+  // Failures build their message in a lambda called here, out of line: the
+  // checks that pass (nearly all) keep no strings and small stack frames.
+  template <class Message>
+  [[noreturn, gnu::cold, gnu::noinline]] void fail(const Message& message) const {
+    throw check_error(std::string(message()), {path()});
+  }
   /// Built only for a message: most nodes pass and never need it.
   [[nodiscard]] std::string path() const { return frame_.view.path(node_index_); }
 
@@ -107,81 +112,106 @@ class node_checker {
 
   void check_placement() const {
     if (frame_.in_conditional_body && !allowed_in_conditional_body(node_.kind())) {
-      fail("node '" + path() + "' is " + kind_phrase() +
-           ", which CUDA does not allow inside a conditional body (it is in " +
-           frame_.view.description() +
-           "); bodies take kernel, memcpy, memset, empty, child, captured and conditional nodes");
+      fail([&] {
+        return "node '" + path() + "' is " + kind_phrase() +
+               ", which CUDA does not allow inside a conditional body (it is in " +
+               frame_.view.description() +
+               "); bodies take kernel, memcpy, memset, empty, child, captured and conditional "
+               "nodes";
+      });
     }
   }
 
   void check_kind(const kernel_node& k) const {
     if (k.function == nullptr) {
-      fail("kernel node '" + path() + "' has no function (null function pointer" +
-           (k.function_name.empty() ? std::string(")") : " for '" + k.function_name + "')"));
+      fail([&] {
+        return "kernel node '" + path() + "' has no function (null function pointer" +
+               (k.function_name.empty() ? std::string(")") : " for '" + k.function_name + "')");
+      });
     }
     // CUDA refuses these at launch configuration; say which node and why.
     const auto dims = [](const dim3& d) {
       return std::to_string(d.x) + "x" + std::to_string(d.y) + "x" + std::to_string(d.z);
     };
     if (k.block.x == 0 || k.block.y == 0 || k.block.z == 0)
-      fail("kernel node '" + path() + "' has a block of " + dims(k.block) +
-           " threads; every dimension must be at least 1");
+      fail([&] {
+        return "kernel node '" + path() + "' has a block of " + dims(k.block) +
+               " threads; every dimension must be at least 1";
+      });
     if (k.grid.y == 0 || k.grid.z == 0 || (k.grid.x == 0 && !k.grid_from))
-      fail("kernel node '" + path() + "' has a grid of " + dims(k.grid) +
-           " blocks; every dimension must be at least 1");
+      fail([&] {
+        return "kernel node '" + path() + "' has a grid of " + dims(k.grid) +
+               " blocks; every dimension must be at least 1";
+      });
     if (k.grid_from) {
       auto found = find_param(k.grid_from->param);
       if (!found) {
-        fail("kernel node '" + path() + "' computes its grid from parameter '" +
-             k.grid_from->param + "', which is not declared in its graph or an enclosing one");
+        fail([&] {
+          return "kernel node '" + path() + "' computes its grid from parameter '" +
+                 k.grid_from->param + "', which is not declared in its graph or an enclosing one";
+        });
       }
       if (!found->decl->type.is_integral) {
-        fail("kernel node '" + path() + "' computes its grid from parameter '" +
-             k.grid_from->param + "' of type " + found->decl->type.name() +
-             ", which is not an integral type");
+        fail([&] {
+          return "kernel node '" + path() + "' computes its grid from parameter '" +
+                 k.grid_from->param + "' of type " + found->decl->type.name() +
+                 ", which is not an integral type";
+        });
       }
       if (k.grid_from->items_per_block == 0) {
-        fail("kernel node '" + path() + "' computes its grid from parameter '" +
-             k.grid_from->param + "' with 0 items per block");
+        fail([&] {
+          return "kernel node '" + path() + "' computes its grid from parameter '" +
+                 k.grid_from->param + "' with 0 items per block";
+        });
       }
     }
   }
 
   void check_kind(const memset_node& m) const {
     if (m.element_size != 1 && m.element_size != 2 && m.element_size != 4) {
-      fail("memset node '" + path() + "' has element size " + std::to_string(m.element_size) +
-           "; CUDA supports 1, 2 or 4 bytes");
+      fail([&] {
+        return "memset node '" + path() + "' has element size " + std::to_string(m.element_size) +
+               "; CUDA supports 1, 2 or 4 bytes";
+      });
     }
-    if (m.width == 0) fail("memset node '" + path() + "' has zero width; it would set nothing");
-    if (m.height == 0) fail("memset node '" + path() + "' has zero height; it would set nothing");
+    if (m.width == 0)
+      fail([&] { return "memset node '" + path() + "' has zero width; it would set nothing"; });
+    if (m.height == 0)
+      fail([&] { return "memset node '" + path() + "' has zero height; it would set nothing"; });
   }
 
   void check_kind(const host_node& h) const {
-    if (!h.function || !*h.function) fail("host node '" + path() + "' has no function");
+    if (!h.function || !*h.function)
+      fail([&] { return "host node '" + path() + "' has no function"; });
   }
 
   void check_kind(const captured_node& c) const {
-    if (!c.record || !*c.record) fail("captured node '" + path() + "' has no recording function");
+    if (!c.record || !*c.record)
+      fail([&] { return "captured node '" + path() + "' has no recording function"; });
   }
 
   void check_kind(const mem_alloc_node& a) const {
-    if (a.buffer.empty()) fail("mem_alloc node '" + path() + "' names no buffer");
-    if (a.bytes == 0) fail("mem_alloc node '" + path() + "' allocates 0 bytes");
+    if (a.buffer.empty()) fail([&] { return "mem_alloc node '" + path() + "' names no buffer"; });
+    if (a.bytes == 0) fail([&] { return "mem_alloc node '" + path() + "' allocates 0 bytes"; });
   }
 
   void check_kind(const mem_free_node& f) const {
-    if (f.buffer.empty()) fail("mem_free node '" + path() + "' names no buffer");
+    if (f.buffer.empty()) fail([&] { return "mem_free node '" + path() + "' names no buffer"; });
   }
 
   void check_kind(const conditional_node& c) const {
     if (!body_count_fits(c.kind, c.bodies.size())) {
-      fail("conditional node '" + path() + "' (" + std::string(kind_name(c.kind)) + ") has " +
-           std::to_string(c.bodies.size()) + " bodies; " + std::string(kind_name(c.kind)) +
-           " needs " + std::string(body_count_rule(c.kind)));
+      fail([&] {
+        return "conditional node '" + path() + "' (" + std::string(kind_name(c.kind)) + ") has " +
+               std::to_string(c.bodies.size()) + " bodies; " + std::string(kind_name(c.kind)) +
+               " needs " + std::string(body_count_rule(c.kind));
+      });
     }
     if (!tree_.find_condition(frame_index_, c.condition)) {
-      fail("conditional node '" + path() + "' uses condition '" + c.condition +
-           "', which is not declared in its graph or an enclosing one");
+      fail([&] {
+        return "conditional node '" + path() + "' uses condition '" + c.condition +
+               "', which is not declared in its graph or an enclosing one";
+      });
     }
   }
 
@@ -191,27 +221,38 @@ class node_checker {
   void check_kind(const Other&) const {}
 
   void check_value(const value& v, std::size_t position) const {
-    auto where = [&] { return "operand " + std::to_string(position) + " of node '" + path() + "'"; };
+    auto where = [&] {
+      return "operand " + std::to_string(position) + " of node '" + path() + "'";
+    };
     if (const auto* lit = std::get_if<literal>(&v.source)) {
       if (v.type.info && lit->bytes.size() != v.type.size) {
-        fail(where() + " is a literal of " + std::to_string(lit->bytes.size()) + " bytes where " +
-             v.type.name() + " (" + std::to_string(v.type.size) + " bytes) is expected");
+        fail([&] {
+          return where() + " is a literal of " + std::to_string(lit->bytes.size()) +
+                 " bytes where " + v.type.name() + " (" + std::to_string(v.type.size) +
+                 " bytes) is expected";
+        });
       }
     } else if (const auto* p = std::get_if<param_ref>(&v.source)) {
       auto found = find_param(p->name);
       if (!found) {
-        fail("node '" + path() + "' uses parameter '" + p->name +
-             "', which is not declared in its graph or an enclosing one");
+        fail([&] {
+          return "node '" + path() + "' uses parameter '" + p->name +
+                 "', which is not declared in its graph or an enclosing one";
+        });
       }
-      if (!binds_to(found->decl->type, v.type)) {
-        fail("node '" + path() + "' passes parameter '" + p->name + "', declared as " +
-             found->decl->type.name() + ", where " + v.type.name() + " is expected (" + where() +
-             ")");
+      if (found->decl->type.info != v.type.info && !binds_to(found->decl->type, v.type)) {
+        fail([&] {
+          return "node '" + path() + "' passes parameter '" + p->name + "', declared as " +
+                 found->decl->type.name() + ", where " + v.type.name() + " is expected (" +
+                 where() + ")";
+        });
       }
     } else if (const auto* c = std::get_if<condition_ref>(&v.source)) {
       if (!tree_.find_condition(frame_index_, c->name)) {
-        fail("node '" + path() + "' uses condition '" + c->name +
-             "', which is not declared in its graph or an enclosing one");
+        fail([&] {
+          return "node '" + path() + "' uses condition '" + c->name +
+                 "', which is not declared in its graph or an enclosing one";
+        });
       }
     }
     // buffer_ref: resolved with the buffers' lifetimes.
