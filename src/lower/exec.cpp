@@ -364,6 +364,8 @@ void exec::stage(std::string_view name, const type_tag& type, const void* bytes,
       std::memcpy(&base, p.bytes.data(), sizeof(base));
       const std::byte* at = base + use.offset_bytes;
       std::memcpy(n.slots[use.slot], &at, sizeof(at));
+    } else if (size == sizeof(void*)) {  // pointers and 64-bit scalars: an inline copy
+      std::memcpy(n.slots[use.slot], p.bytes.data(), sizeof(void*));
     } else {
       std::memcpy(n.slots[use.slot], p.bytes.data(), size);
     }
@@ -404,7 +406,9 @@ rebind_path exec::flush_dirty() {
   impl& st = live();
   // Creation order, whatever order the bindings came in: the same native
   // calls as the DSL exec makes for the same change.
-  std::sort(st.dirty_scratch.begin(), st.dirty_scratch.end());
+  // One parameter's readers come in creation order already: no sort then.
+  if (!std::is_sorted(st.dirty_scratch.begin(), st.dirty_scratch.end()))
+    std::sort(st.dirty_scratch.begin(), st.dirty_scratch.end());
   for (std::uint32_t i : st.dirty_scratch) st.nodes[i].dirty = false;
   if (st.rebind.template_stale.size() != st.nodes.size())
     st.rebind.template_stale.assign(st.nodes.size(), false);
