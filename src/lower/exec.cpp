@@ -337,17 +337,26 @@ rebind_path exec::rebind(std::span<const binding> bindings) {
 void exec::stage(std::string_view name, const type_tag& type, const void* bytes, std::size_t size,
                  std::string_view caller) {
   impl& st = live();
-  auto it = st.param_index.find(name);
-  if (it == st.param_index.end())
+  param_state* found = nullptr;
+  if (st.params.size() <= 8) {  // a few names: comparing beats hashing
+    for (param_state& candidate : st.params)
+      if (candidate.name == name) {
+        found = &candidate;
+        break;
+      }
+  } else if (auto it = st.param_index.find(name); it != st.param_index.end()) {
+    found = &st.params[it->second];
+  }
+  if (!found)
     throw error(std::string(caller) + ": graph '" + st.spec.name + "' has no parameter '" + std::string(name) + "'");
-  param_state& p = st.params[it->second];
+  param_state& p = *found;
   if (!(type == p.type) && !binds_to(type, p.type))
     throw error(std::string(caller) + ": parameter '" + p.name + "' is declared " + p.type.name() + ", given " +
                 type.name());
   if (size != p.bytes.size())
     throw error(std::string(caller) + ": parameter '" + p.name + "' takes " + std::to_string(p.bytes.size()) +
                 " bytes, given " + std::to_string(size));
-  if (std::memcmp(p.bytes.data(), bytes, size) == 0) return;
+  if (std::memcmp(p.bytes.data(), bytes, size) == 0) return;  // unchanged: nothing to send
   for (const detail::param_use& use : p.uses)
     if (use.slot == detail::freed_slot)
       throw error(std::string(caller) + ": external buffer '" + p.name + "' is freed by node '" +
