@@ -3,7 +3,8 @@
 // without and with redundant edges, redundant_edges() alone; then check() of
 // the same DAG with buffer lifetimes added (alloc, two users, free per
 // buffer), which exercises the buffer-ordering pass; then check() of a chain
-// of 1000 kernel nodes, the shape of a graph built from nothing.
+// of 1000 kernel nodes, the shape of a graph built from nothing, and
+// check_detail::check_and_plan() of it (what lowering calls).
 //
 // Memory: for each call, the peak resident set during the call minus the
 // resident set before it (Linux: /proc/self/clear_refs resets the peak), next
@@ -26,6 +27,8 @@
 #include <string>
 #include <vector>
 
+#include "../../src/check/checked_plan.hpp"
+#include "cudag/bindings.hpp"
 #include "cudag/check.hpp"
 #include "random_dag.hpp"
 
@@ -116,6 +119,14 @@ int main(int argc, char** argv) {
     });
     std::printf("%-34s %10.4f ms a call (median of batches of %d)\n", "check of a 1000-kernel chain",
                 ms / calls, calls);
+    // What lowering calls: check() with bindings, returning each graph's plan.
+    float* x = nullptr;
+    const cudag::binding binds[] = {cudag::bind("x", x), cudag::bind("n", 1)};
+    const double plan_ms = median_ms(std::max(repeats, 11), [&] {
+      for (int i = 0; i < calls; ++i) (void)cudag::check_detail::check_and_plan(chain, binds);
+    });
+    std::printf("%-34s %10.4f ms a call (median of batches of %d)\n",
+                "check_and_plan of the same chain", plan_ms / calls, calls);
   }
 
   reset_peak();
