@@ -13,8 +13,8 @@ and leaks still count), and are filtered out of the first pass, so any API
 error left in the first pass is a real one.
 
 Runs in parallel, then repeats alone each run that failed (the tool
-misreports graphs with conditional nodes when several sanitized processes
-share the GPU); the run alone is the verdict. Prints one line per (test,
+misreports when several sanitized processes share the GPU); the run alone
+is the verdict. Prints one line per (test,
 tool) and a total; exits 1 if any run reports an error or fails.
 """
 import argparse
@@ -117,11 +117,12 @@ def main():
                    for t, tool, extra, flt, label in jobs]
         for fut in concurrent.futures.as_completed(futures):
             results.append(fut.result())
-    # Several sanitized processes on one GPU at once make graphs with
-    # conditional nodes fail under the tool (an illegal address with no
-    # kernel named; measured on an H100, CUDA 13.0: 9 of 10 parallel memcheck
-    # runs of the jacobi example, 0 of 14 parallel plain runs): a failed run
-    # is repeated alone, and that run is the verdict.
+    # Several sanitized processes on one GPU at once make runs fail under
+    # the tool that pass alone (an illegal address with no kernel named,
+    # uninitialized reads of memory a kernel wrote; measured on an H100,
+    # CUDA 13.0: 9 of 10 parallel memcheck runs of the jacobi example, 0 of
+    # 14 parallel plain runs): a failed run is repeated alone, and that run
+    # is the verdict.
     if args.jobs > 1:
         for i, r in enumerate(results):
             if r[2] == 0 and r[3] == 0:
