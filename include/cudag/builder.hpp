@@ -262,7 +262,11 @@ class builder {
     ~pending_node();
     template <class P>
     P& emplace() {
-      return owner_.spec_.nodes.back().params.template emplace<P>();
+      // A new node holds a default kernel_node: a kernel node keeps it
+      // rather than destroying and building it again.
+      node_params& params = owner_.spec_.nodes.back().params;
+      if (P* fresh = std::get_if<P>(&params)) return *fresh;
+      return params.template emplace<P>();
     }
     node_ref commit() noexcept;
 
