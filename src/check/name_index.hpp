@@ -5,8 +5,9 @@
 // name's first 8 bytes. A name of 8 bytes or fewer is decided by its slot
 // alone; a longer one is compared with the node's name only when hash bits,
 // length class and first bytes all agree. A lookup thus touches one slot,
-// and resolve_dependencies() hashes a few dependencies ahead and prefetches
-// their slots, so that the cache misses of a large graph's lookups overlap.
+// and resolve_dependencies() hashes a batch of dependencies ahead and
+// prefetches their slots, so that the cache misses of a large graph's lookups
+// overlap.
 #include <algorithm>
 #include <bit>
 #include <cstddef>
@@ -36,8 +37,13 @@ class name_index {
   /// (the tail overlaps the last full one, or is prefix_of()), as bytes
   /// stored one by one and read back as a word stall the CPU.
   [[nodiscard]] static std::uint64_t hash_of(std::string_view name) noexcept {
+    return hash_of(name, prefix_of(name));
+  }
+
+  /// hash_of() with the name's prefix_of() already computed.
+  [[nodiscard]] static std::uint64_t hash_of(std::string_view name, std::uint64_t prefix) noexcept {
     std::uint64_t h = 0x9E3779B97F4A7C15ull ^ (name.size() * 0xFF51AFD7ED558CCDull);
-    if (name.size() < 8) return mix(h ^ prefix_of(name));
+    if (name.size() < 8) return mix(h ^ prefix);
     const char* at = name.data();
     std::size_t left = name.size();
     for (; left >= 8; left -= 8, at += 8) h = mix(h ^ load8(at));
@@ -84,14 +90,20 @@ class name_index {
   }
 
   [[nodiscard]] std::optional<std::uint32_t> find(std::string_view name) const {
-    return find(name, hash_of(name));
+    const std::uint64_t prefix = prefix_of(name);
+    return find(name, hash_of(name, prefix), prefix);
   }
 
   /// find() with the name's hash_of() already computed.
   [[nodiscard]] std::optional<std::uint32_t> find(std::string_view name, std::uint64_t hash) const {
+    return find(name, hash, prefix_of(name));
+  }
+
+  /// find() with the name's hash_of() and prefix_of() already computed.
+  [[nodiscard]] std::optional<std::uint32_t> find(std::string_view name, std::uint64_t hash,
+                                                  std::uint64_t prefix) const {
     if (!nodes_) return std::nullopt;
     const std::uint32_t tag = tag_of(hash, name.size());
-    const std::uint64_t prefix = prefix_of(name);
     for (std::size_t at = hash & mask_;; at = (at + 1) & mask_) {
       const slot& s = slots_[at];
       if (s.index == empty) return std::nullopt;
@@ -186,20 +198,33 @@ template <class Resolved, class Unknown>
 void resolve_dependencies(const name_index& names, const std::vector<node>& nodes,
                           Resolved&& resolved, Unknown&& unknown) {
   // Chains name the node declared just before: it is tried before the table.
-  const auto previous_is = [&](std::size_t v, const std::string& name) {
-    if (v == 0) return false;
+  // Its name's length and prefix are taken once a node, each dependency's
+  // prefix once.
+  struct previous_name {
+    std::size_t size = 0;
+    std::uint64_t prefix = 0;
+    bool exists = false;
+  };
+  const auto previous_of = [&](std::size_t v) {
+    if (v == 0) return previous_name{};
     const std::string& previous = nodes[v - 1].name;
-    return previous.size() == name.size() &&
-           name_index::prefix_of(previous) == name_index::prefix_of(name) &&
-           (name.size() <= 8 || previous == name);
+    return previous_name{previous.size(), name_index::prefix_of(previous), true};
+  };
+  const auto is_previous = [&](const previous_name& previous, std::size_t v,
+                               const std::string& name, std::uint64_t prefix) {
+    return previous.exists && previous.size == name.size() && previous.prefix == prefix &&
+           (name.size() <= 8 || nodes[v - 1].name == name);
   };
   if (nodes.size() <= 4096) {  // the table is in cache: no pipeline, no hash for a chain
     for (std::size_t v = 0; v < nodes.size(); ++v) {
       const auto& deps = nodes[v].deps;
+      if (deps.empty()) continue;
+      const previous_name previous = previous_of(v);
       for (std::size_t k = 0; k < deps.size(); ++k) {
-        if (previous_is(v, deps[k]))
+        const std::uint64_t prefix = name_index::prefix_of(deps[k]);
+        if (is_previous(previous, v, deps[k], prefix))
           resolved(v, k, static_cast<std::uint32_t>(v - 1));
-        else if (auto found = names.find(deps[k]))
+        else if (auto found = names.find(deps[k], name_index::hash_of(deps[k], prefix), prefix))
           resolved(v, k, *found);
         else
           unknown(v, k);
@@ -213,7 +238,7 @@ void resolve_dependencies(const name_index& names, const std::vector<node>& node
   // misses are all in flight at once; the second finds them in cache.
   constexpr std::size_t batch = 1024;
   constexpr std::size_t lists_ahead = 8;
-  std::vector<std::uint64_t> hashes(batch);
+  std::vector<std::uint64_t> hashes(batch), prefixes(batch);
   const std::size_t count = nodes.size();
   std::size_t node_a = 0, dep_a = 0;  // the next dependency to hash
   std::size_t node_b = 0, dep_b = 0;  // the next dependency to look up
@@ -227,26 +252,28 @@ void resolve_dependencies(const name_index& names, const std::vector<node>& node
         __builtin_prefetch(list + 128);
       }
       const auto& deps = nodes[node_a].deps;
-      for (; dep_a < deps.size() && hashed < batch; ++dep_a) {
-        const std::uint64_t hash = name_index::hash_of(deps[dep_a]);
+      for (; dep_a < deps.size() && hashed < batch; ++dep_a, ++hashed) {
+        const std::uint64_t prefix = name_index::prefix_of(deps[dep_a]);
+        const std::uint64_t hash = name_index::hash_of(deps[dep_a], prefix);
         names.prefetch(hash);
-        hashes[hashed++] = hash;
+        hashes[hashed] = hash;
+        prefixes[hashed] = prefix;
       }
       if (dep_a < deps.size()) break;  // the batch ends inside this node's list
       ++node_a;
       dep_a = 0;
     }
-    for (std::size_t i = 0; i < hashed;) {
-      const auto& deps = nodes[node_b].deps;
-      if (dep_b == deps.size()) {
+    previous_name previous = previous_of(node_b);
+    for (std::size_t i = 0; i < hashed; ++i) {
+      while (dep_b == nodes[node_b].deps.size()) {
         ++node_b;
         dep_b = 0;
-        continue;
+        previous = previous_of(node_b);
       }
-      const std::uint64_t hash = hashes[i++];
-      if (previous_is(node_b, deps[dep_b]))
+      const std::string& name = nodes[node_b].deps[dep_b];
+      if (is_previous(previous, node_b, name, prefixes[i]))
         resolved(node_b, dep_b, static_cast<std::uint32_t>(node_b - 1));
-      else if (auto found = names.find(deps[dep_b], hash))
+      else if (auto found = names.find(name, hashes[i], prefixes[i]))
         resolved(node_b, dep_b, *found);
       else
         unknown(node_b, dep_b);
