@@ -79,8 +79,9 @@ const char* usage =
     "usage: bench_compare [--json FILE] [--quick] [--cpu-only] [--no-cpu] [repetitions=41]\n"
     "cudag against hand-written CUDA graph calls, stream capture, stream launches, raw exec\n"
     "updates, a device-resident value and a host-driven loop, on four shapes of 10 to 10,000\n"
-    "small kernels; then the CPU cost of the builder path to 10^6 nodes (no GPU needed).\n"
-    "  --quick     10 to 1,000 nodes, 11 repetitions, CPU part to 10^5 nodes\n"
+    "small kernels; then the CPU cost of the builder path to 10^6 nodes and the DSL's compile\n"
+    "time at 32, 128 and 512 nodes (no GPU needed).\n"
+    "  --quick     10 to 1,000 nodes, 11 repetitions, CPU part to 10^5 nodes, DSL to 128\n"
     "  --cpu-only  only the CPU part; --no-cpu: only the GPU part\n"
     "Exit: 0 done (without a GPU: the CPU part only), 1 CUDA error, 2 bad command line,\n"
     "3 a timed graph computed a wrong result.\n";
@@ -732,6 +733,9 @@ int main(int argc, char** argv) {
       out.note("cpu: host time with every native call answered by a null table (no GPU, no driver): what cudag "
                "costs on top of the driver; medians of " + std::to_string(cfg.reps) +
                " rounds to 1,000 nodes, fewer above");
+      std::fprintf(stderr, "bench_compare: DSL compile time (tools/dsl/measure_compile.sh)\n");
+      if (const std::string why = run_dsl_compile_part(out, quick); !why.empty())
+        out.note("dsl compile: not measured: " + why);
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_compare: %s\n", e.what());
@@ -748,7 +752,10 @@ int main(int argc, char** argv) {
     out.print_section("rebind all readers", "Rebind a value read by every node (host us)");
     out.print_section("while loop", "WHILE node against a host-driven loop (device-event us)");
   }
-  if (!no_cpu) out.print_section("cpu", "CPU part: null native table (host us)");
+  if (!no_cpu) {
+    out.print_section("cpu", "CPU part: null native table (host us)");
+    out.print_section("dsl compile", "DSL compile time per node count, one compile each (host us, wall clock)");
+  }
   std::printf("### Goals\n\n");
   out.print_ratios(false);
   std::printf("### Every ratio\n\n");

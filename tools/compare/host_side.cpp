@@ -1,7 +1,10 @@
 // bench_compare's builder specs and its CPU part (see host_side.hpp).
 #include "host_side.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -150,6 +153,59 @@ void run_cpu_part(results& out, bool quick, int repetitions) {
       std::fflush(stdout);
     }
   cudag::native::install_api(previous);
+}
+
+std::string run_dsl_compile_part(results& out, bool quick) {
+#ifndef CUDAG_SOURCE_ROOT
+  (void)out, (void)quick;
+  return "built without the source tree's path";
+#else
+  const std::string root = CUDAG_SOURCE_ROOT;
+  const std::string sizes = quick ? "32 128" : "32 128 512";
+  const std::string command = "sh '" + root + "/tools/dsl/measure_compile.sh' '" + root + "' '" +
+                              sizes + "' 'chain dag' g++ 1 full 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return "could not run " + command;
+  std::string text;
+  char chunk[4096];
+  while (std::fgets(chunk, sizeof chunk, pipe)) text += chunk;
+  const int status = pclose(pipe);
+  // Rows: | compiler | shape | what | nodes | wall s | user+sys s | peak MiB |
+  int rows = 0;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const std::size_t end = std::min(text.find('\n', at), text.size());
+    const std::string line = text.substr(at, end - at);
+    at = end + 1;
+    char compiler[32], shape_name[32], what[32], clock[32];
+    double cpu = 0;
+    int nodes = 0, mib = 0;
+    if (std::sscanf(line.c_str(), "| %31s | %31s | %31s | %d | %31s | %lf | %d |", compiler, shape_name,
+                    what, &nodes, clock, &cpu, &mib) != 7)
+      continue;
+    // Wall clock as /usr/bin/time prints it: [h:]m:ss.cc
+    double wall = 0;
+    for (const char* c = clock; *c;) {
+      char* next = nullptr;
+      wall = wall * 60 + std::strtod(c, &next);
+      c = *next == ':' ? next + 1 : next;
+      if (next == c && *c) break;
+    }
+    bench::summary one;
+    one.median = one.q1 = one.q3 = one.min = one.max = wall * 1e6;
+    one.samples = 1;
+    out.add("dsl compile", shape_name, nodes, std::string(compiler) + " wall (declare, instantiate, to_spec)",
+            one);
+    out.note("dsl compile: " + std::string(compiler) + ", " + shape_name + " of " + std::to_string(nodes) +
+             " nodes: " + std::to_string(wall) + " s wall, " + std::to_string(cpu) + " s CPU, peak " +
+             std::to_string(mib) + " MiB");
+    ++rows;
+  }
+  if (status != 0 || rows == 0)
+    return "tools/dsl/measure_compile.sh failed (exit status " + std::to_string(status) + "): " +
+           text.substr(0, 400);
+  return {};
+#endif
 }
 
 }  // namespace compare
