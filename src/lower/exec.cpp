@@ -337,16 +337,7 @@ rebind_path exec::rebind(std::span<const binding> bindings) {
 void exec::stage(std::string_view name, const type_tag& type, const void* bytes, std::size_t size,
                  std::string_view caller) {
   impl& st = live();
-  param_state* found = nullptr;
-  if (st.params.size() <= 8) {  // a few names: comparing beats hashing
-    for (param_state& candidate : st.params)
-      if (candidate.name == name) {
-        found = &candidate;
-        break;
-      }
-  } else if (auto it = st.param_index.find(name); it != st.param_index.end()) {
-    found = &st.params[it->second];
-  }
+  param_state* found = detail::find_param(st.params, st.param_index, name);
   if (!found)
     throw error(std::string(caller) + ": graph '" + st.spec.name + "' has no parameter '" + std::string(name) + "'");
   param_state& p = *found;
@@ -373,8 +364,6 @@ void exec::stage(std::string_view name, const type_tag& type, const void* bytes,
       std::memcpy(&base, p.bytes.data(), sizeof(base));
       const std::byte* at = base + use.offset_bytes;
       std::memcpy(n.slots[use.slot], &at, sizeof(at));
-    } else if (size == sizeof(void*)) {  // pointers and 64-bit scalars: an inline copy
-      std::memcpy(n.slots[use.slot], p.bytes.data(), sizeof(void*));
     } else {
       std::memcpy(n.slots[use.slot], p.bytes.data(), size);
     }
@@ -482,17 +471,19 @@ const node_state& top_level(const exec::impl& st, std::string_view name) {
 }  // namespace
 
 void exec::set_enabled(std::string_view name, bool on) {
-  const node_state& n = top_level(live(), name);
+  const impl& st = live();
+  const node_state& n = top_level(st, name);
   if (n.kind != node_kind::kernel && n.kind != node_kind::memset && n.kind != node_kind::memcpy)
     throw error("node '" + n.path + "' is a " + std::string(kind_name(n.kind)) +
                     " node: only kernel, memset and memcpy nodes can be disabled",
                 cudaErrorNotSupported, "cudaGraphNodeSetEnabled", n.path);
-  native::set_enabled(live().core.native_exec(), n.handle, on, n.path);
+  native::set_enabled(st.core.native_exec(), n.handle, on, n.path);
 }
 
 bool exec::enabled(std::string_view name) const {
-  const node_state& n = top_level(live(), name);
-  return native::enabled(live().core.native_exec(), n.handle, n.path);
+  const impl& st = live();
+  const node_state& n = top_level(st, name);
+  return native::enabled(st.core.native_exec(), n.handle, n.path);
 }
 
 void* exec::buffer_address(std::string_view name) const {

@@ -77,6 +77,21 @@ struct param_state {
   bool external_buffer = false;  ///< declared as a buffer the graph did not allocate
 };
 
+/// Parameter `name`, or null. A graph has few parameters, each read by many
+/// nodes: comparing names beats hashing them, up to a handful of parameters.
+/// Shared by lowering and rebinding.
+[[nodiscard]] inline param_state* find_param(std::vector<param_state>& params,
+                                             const name_map<std::uint32_t>& index,
+                                             std::string_view name) {
+  if (params.size() <= 8) {
+    for (param_state& p : params)
+      if (p.name == name) return &p;
+    return nullptr;
+  }
+  const auto it = index.find(name);
+  return it == index.end() ? nullptr : &params[it->second];
+}
+
 /// A lowered node and the native parameters CUDA last received for it.
 struct node_state {
   std::string path;  ///< "name" at top level, "parent/name" when nested

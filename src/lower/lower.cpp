@@ -224,15 +224,8 @@ class lowerer {
         n.params);
   }
 
-  /// A graph has few parameters and each is read by many nodes: comparing
-  /// names beats hashing them, up to a handful of parameters.
   param_state& param_named(const std::string& name, const std::string& node_path) {
-    if (params_.size() <= 8) {
-      for (param_state& p : params_)
-        if (p.name == name) return p;
-    } else if (auto it = param_index_.find(name); it != param_index_.end()) {
-      return params_[it->second];
-    }
+    if (param_state* p = find_param(params_, param_index_, name)) return *p;
     missing("parameter", name, node_path);
   }
 
