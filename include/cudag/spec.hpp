@@ -71,6 +71,30 @@ struct grid_rule {
   friend bool operator==(const grid_rule&, const grid_rule&) = default;
 };
 
+/// The launch dimension of a kernel node that a shape rule sets.
+enum class launch_dim : unsigned char {
+  grid_x,
+  grid_y,
+  grid_z,
+  block_x,
+  block_y,
+  block_z,
+  shared_bytes
+};
+[[nodiscard]] std::string_view launch_dim_name(launch_dim dim) noexcept;
+
+/// A launch dimension that follows an integral parameter (a shape family's
+/// batch size or sequence length): ceil(param * multiplier / divisor),
+/// computed at lowering and again whenever the parameter is rebound, so
+/// that one executable graph serves every shape.
+struct shape_rule {
+  launch_dim dim = launch_dim::grid_x;
+  std::string param;
+  std::uint64_t multiplier = 1;
+  std::uint64_t divisor = 1;
+  friend bool operator==(const shape_rule&, const shape_rule&) = default;
+};
+
 struct kernel_node {
   const void* function = nullptr;  ///< host stub address or cudaKernel_t
   std::string function_name;       ///< for messages and pictures
@@ -79,6 +103,7 @@ struct kernel_node {
   unsigned shared_bytes = 0;
   std::vector<value> args;         ///< one per kernel parameter, in order
   std::optional<grid_rule> grid_from;
+  std::vector<shape_rule> shape_rules;  ///< applied after grid_from, in order
   int priority = 0;                ///< used when instantiated with node priorities
   std::shared_ptr<const void> keep_alive;  ///< e.g. the run-time compiled module
 };

@@ -14,6 +14,19 @@ std::string_view kind_name(conditional_kind kind) noexcept {
   return "unknown";
 }
 
+std::string_view launch_dim_name(launch_dim dim) noexcept {
+  switch (dim) {
+    case launch_dim::grid_x: return "grid.x";
+    case launch_dim::grid_y: return "grid.y";
+    case launch_dim::grid_z: return "grid.z";
+    case launch_dim::block_x: return "block.x";
+    case launch_dim::block_y: return "block.y";
+    case launch_dim::block_z: return "block.z";
+    case launch_dim::shared_bytes: return "shared_bytes";
+  }
+  return "unknown";
+}
+
 graph_spec::graph_spec() = default;
 graph_spec::graph_spec(const graph_spec&) = default;
 graph_spec::graph_spec(graph_spec&&) noexcept = default;
@@ -85,8 +98,10 @@ void collect_readers(const graph_spec& g, std::string_view param, bool external,
     });
     if (const auto* f = std::get_if<mem_free_node>(&n.params); external && f && f->buffer == param)
       reads = true;
-    if (const auto* k = std::get_if<kernel_node>(&n.params); k && k->grid_from)
-      reads |= k->grid_from->param == param;
+    if (const auto* k = std::get_if<kernel_node>(&n.params)) {
+      if (k->grid_from) reads |= k->grid_from->param == param;
+      for (const shape_rule& r : k->shape_rules) reads |= r.param == param;
+    }
     if (reads) out.push_back(path);
     if (const auto* c = std::get_if<child_node>(&n.params); c && c->graph)
       collect_readers(*c->graph, param, external, nested_prefix(path, n), out);
