@@ -35,6 +35,17 @@ struct launch_config {
   unsigned shared_bytes = 0;
   std::optional<grid_rule> grid_from;
   int priority = 0;
+  std::vector<shape_rule> shape_rules;
+
+  /// Makes launch dimension `dim` follow integral parameter `p`:
+  /// ceil(p * multiplier / divisor), recomputed whenever `p` is rebound (a
+  /// shape family: one executable graph for every batch size).
+  template <std::integral T>
+  launch_config& follow(launch_dim dim, const param_handle<T>& p, std::uint64_t multiplier = 1,
+                        std::uint64_t divisor = 1) {
+    shape_rules.push_back(shape_rule{dim, p.name, multiplier, divisor});
+    return *this;
+  }
 };
 
 [[nodiscard]] inline launch_config launch(dim3 grid, dim3 block, unsigned shared_bytes = 0) {

@@ -135,6 +135,7 @@ void builder::apply_launch(kernel_node& n, const launch_config& config) {
   n.block = config.block;
   n.shared_bytes = config.shared_bytes;
   n.grid_from = config.grid_from;
+  n.shape_rules = config.shape_rules;
   n.priority = config.priority;
 }
 
