@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "cudag/arguments.hpp"
 #include "cudag/bindings.hpp"
@@ -45,9 +46,27 @@ class exec {
                            std::size_t size);
   void set_rebind_policy(rebind_policy policy);
 
-  /// Updates the executable graph from `changed` (same topology, new
-  /// parameters) with cudaGraphExecUpdate. Throws cudag::error naming the
-  /// node and the reason when CUDA refuses; the exec is unchanged then.
+  /// Moves the exec to another shape of its family: rebinds the parameters
+  /// its shape rules (and any other reader) follow, in one pass, choosing
+  /// the cheaper path for launch changes (one whole-graph update once more
+  /// than a few nodes change, exec setters below that; an explicit
+  /// rebind policy wins). Refuses, naming the node, a shape CUDA cannot
+  /// launch (a rule giving more blocks or threads than allowed).
+  rebind_path reshape(std::span<const binding> shape);
+  template <class... B>
+    requires(sizeof...(B) > 0 && (std::is_convertible_v<const B&, const binding&> && ...))
+  rebind_path reshape(const B&... shape) {
+    const binding all[] = {shape...};
+    return reshape(std::span<const binding>(all));
+  }
+
+  /// Moves the executable graph to `changed`, a spec of the same topology
+  /// (the same node names, kinds and edges, whatever order they were
+  /// declared in: nodes pair by name) with other values, launch dimensions,
+  /// kernels or callables. Only the nodes whose resolved values changed are
+  /// sent to CUDA, by exec setters or one whole-graph update as a rebind
+  /// would be. A topology change, or a change CUDA cannot make in place, is
+  /// refused before anything changes: cudag::error naming the node.
   void update(const graph_spec& changed, std::span<const binding> bindings);
   /// update(), or, where CUDA refuses, a fresh instantiation. Returns true
   /// when it had to re-instantiate.

@@ -41,6 +41,16 @@ class rebind_nodes {
   ~rebind_nodes() = default;
 };
 
+/// Whether a reshape (launch dimensions changed on `changed` of `top_level`
+/// nodes) should go through one whole-graph update: template setters plus
+/// cudaGraphExecUpdate beat one exec setter a node for launch changes from
+/// a few nodes on (measured in tools/family/bench_family).
+inline constexpr std::size_t reshape_update_minimum = 2;
+[[nodiscard]] constexpr bool prefer_whole_graph_update_for_reshape(std::size_t changed,
+                                                                   std::size_t top_level) noexcept {
+  return changed >= reshape_update_minimum && changed * 8 >= top_level;
+}
+
 /// What an exec keeps between rebinds.
 struct rebind_state {
   rebind_policy policy = rebind_policy::automatic;

@@ -184,6 +184,12 @@ std::string details_of(const node& n) {
                               : dims(p.grid);
           text += " block " + dims(p.block);
           if (p.shared_bytes) text += "\nshared " + std::to_string(p.shared_bytes) + " B";
+          for (const shape_rule& r : p.shape_rules) {
+            text += "\n" + std::string(launch_dim_name(r.dim)) + " = ceil(" + shown(r.param);
+            if (r.multiplier != 1) text += "*" + std::to_string(r.multiplier);
+            if (r.divisor != 1) text += "/" + std::to_string(r.divisor);
+            text += ")";
+          }
           return text;
         } else if constexpr (std::is_same_v<P, memcpy_node>) {
           return std::to_string(p.bytes) + " B, " + std::string(copy_kind_name(p.kind));

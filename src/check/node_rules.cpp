@@ -1,6 +1,7 @@
 // Rules about one node at a time: what its kind requires, where CUDA allows
 // it, and whether every value it reads refers to something declared with a
 // fitting type.
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <type_traits>
@@ -133,12 +134,20 @@ class node_checker {
     const auto dims = [](const dim3& d) {
       return std::to_string(d.x) + "x" + std::to_string(d.y) + "x" + std::to_string(d.z);
     };
-    if (k.block.x == 0 || k.block.y == 0 || k.block.z == 0)
+    const auto follows = [&](launch_dim dim) {
+      return std::any_of(k.shape_rules.begin(), k.shape_rules.end(),
+                         [&](const shape_rule& r) { return r.dim == dim; });
+    };
+    if ((k.block.x == 0 && !follows(launch_dim::block_x)) ||
+        (k.block.y == 0 && !follows(launch_dim::block_y)) ||
+        (k.block.z == 0 && !follows(launch_dim::block_z)))
       fail([&] {
         return "kernel node '" + path() + "' has a block of " + dims(k.block) +
                " threads; every dimension must be at least 1";
       });
-    if (k.grid.y == 0 || k.grid.z == 0 || (k.grid.x == 0 && !k.grid_from))
+    if ((k.grid.y == 0 && !follows(launch_dim::grid_y)) ||
+        (k.grid.z == 0 && !follows(launch_dim::grid_z)) ||
+        (k.grid.x == 0 && !k.grid_from && !follows(launch_dim::grid_x)))
       fail([&] {
         return "kernel node '" + path() + "' has a grid of " + dims(k.grid) +
                " blocks; every dimension must be at least 1";
@@ -164,6 +173,34 @@ class node_checker {
                  k.grid_from->param + "' with 0 items per block";
         });
       }
+    }
+    for (std::size_t i = 0; i < k.shape_rules.size(); ++i) {
+      const shape_rule& r = k.shape_rules[i];
+      const auto rule = [&] {
+        return "kernel node '" + path() + "': shape rule " + std::string(launch_dim_name(r.dim)) +
+               " = ceil(" + r.param + " * " + std::to_string(r.multiplier) + " / " +
+               std::to_string(r.divisor) + ")";
+      };
+      const auto found = find_param(r.param);
+      if (!found)
+        fail([&] {
+          return rule() + " reads parameter '" + r.param +
+                 "', which is not declared in its graph or an enclosing one";
+        });
+      if (!found->decl->type.is_integral)
+        fail([&] {
+          return rule() + " reads parameter '" + r.param + "' of type " +
+                 found->decl->type.name() + ", which is not an integral type";
+        });
+      if (r.divisor == 0 || r.multiplier == 0)
+        fail([&] { return rule() + " has a " + (r.divisor == 0 ? "divisor" : "multiplier") + " of 0"; });
+      if ((r.dim == launch_dim::grid_x && k.grid_from) ||
+          std::any_of(k.shape_rules.begin(), k.shape_rules.begin() + static_cast<std::ptrdiff_t>(i),
+                      [&](const shape_rule& o) { return o.dim == r.dim; }))
+        fail([&] {
+          return rule() + " sets " + std::string(launch_dim_name(r.dim)) +
+                 ", which another rule of the node already sets";
+        });
     }
   }
 

@@ -39,9 +39,10 @@ std::vector<std::string> users_of(const spec_tree& tree, const std::string& name
       for_each_value(nodes[i], [&](const value& v) {
         if (const auto* p = std::get_if<param_ref>(&v.source); p && p->name == name) uses = true;
       });
-      if (const auto* k = std::get_if<kernel_node>(&nodes[i].params);
-          k && k->grid_from && k->grid_from->param == name)
-        uses = true;
+      if (const auto* k = std::get_if<kernel_node>(&nodes[i].params)) {
+        if (k->grid_from && k->grid_from->param == name) uses = true;
+        for (const shape_rule& r : k->shape_rules) uses |= r.param == name;
+      }
       if (uses) users.push_back(tree.at(f).view.path(i));
     }
   }

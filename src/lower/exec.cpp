@@ -354,11 +354,25 @@ void exec::stage(std::string_view name, const type_tag& type, const void* bytes,
                       st.nodes[use.node].path +
                       "', whose address CUDA cannot change; instantiate the graph again",
                   cudaErrorNotSupported, {}, st.nodes[use.node].path);
+  // Launch dimensions that follow this parameter are computed before
+  // anything changes: a shape CUDA cannot launch refuses the rebind whole.
+  const std::span<const std::byte> candidate(static_cast<const std::byte*>(bytes), size);
+  const auto value_of = [&](const std::string& other) -> std::span<const std::byte> {
+    if (other == p.name) return candidate;
+    return detail::find_param(st.params, st.param_index, other)->bytes;
+  };
+  for (const detail::param_use& use : p.uses)
+    if (use.slot == detail::grid_slot) {
+      cudaKernelNodeParams probe = st.nodes[use.node].kernel;
+      detail::apply_launch_rules(probe, std::get<kernel_node>(st.nodes[use.node].spec_node->params),
+                                 st.nodes[use.node].path, value_of);
+    }
   std::memcpy(p.bytes.data(), bytes, size);
   for (const detail::param_use& use : p.uses) {
     node_state& n = st.nodes[use.node];
     if (use.slot == detail::grid_slot) {
-      detail::apply_grid_rule(n, *std::get<kernel_node>(n.spec_node->params).grid_from, p);
+      detail::apply_launch_rules(n.kernel, std::get<kernel_node>(n.spec_node->params), n.path,
+                                 value_of);
     } else if (use.offset_bytes != 0) {
       const std::byte* base = nullptr;
       std::memcpy(&base, p.bytes.data(), sizeof(base));
@@ -418,14 +432,28 @@ rebind_path exec::flush_dirty() {
 
 void exec::set_rebind_policy(rebind_policy policy) { live().rebind.policy = policy; }
 
-void exec::update(const graph_spec& changed, std::span<const binding> bindings) {
+rebind_path exec::reshape(std::span<const binding> shape) {
   impl& st = live();
-  unique_graph graph;
-  std::vector<std::shared_ptr<const void>> owned;
-  auto fresh = lower_fresh(changed, bindings, st.options, st.core.host_failures(), graph, owned);
-  detail::exec_update(st.core.native_exec(), graph.get(), fresh->nodes);
-  st.core.replace_template(std::move(graph));
-  adopt(std::move(fresh), std::move(owned));
+  st.dirty_scratch.clear();
+  for (const binding& b : shape) stage(b.name, b.type, b.bytes.data(), b.bytes.size(), "reshape");
+  // Launch dimensions travel faster by template setters and one
+  // whole-graph update than by exec setters once a few nodes change.
+  const rebind_policy chosen = st.rebind.policy;
+  if (chosen == rebind_policy::automatic) {
+    std::size_t top_level = 0;
+    for (const std::uint32_t v : st.dirty_scratch) top_level += !st.nodes[v].nested;
+    st.rebind.policy = prefer_whole_graph_update_for_reshape(top_level, st.top_level_index.size())
+                           ? rebind_policy::whole_graph_update
+                           : rebind_policy::node_setters;
+  }
+  try {
+    const rebind_path path = flush_dirty();
+    st.rebind.policy = chosen;
+    return path;
+  } catch (...) {
+    st.rebind.policy = chosen;
+    throw;
+  }
 }
 
 void exec::adopt(std::unique_ptr<impl> fresh, std::vector<std::shared_ptr<const void>> owned) {

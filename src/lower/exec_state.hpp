@@ -5,6 +5,8 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <functional>
+#include <span>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -120,7 +122,14 @@ struct node_state {
 [[nodiscard]] cudaEvent_t event_at(const node_state& st);
 [[nodiscard]] cudaMemsetParams memset_params_of(const node_state& st, const memset_node& p);
 [[nodiscard]] cudaMemcpy3DParms memcpy_params_of(const node_state& st, const memcpy_node& p);
-void apply_grid_rule(node_state& st, const grid_rule& rule, const param_state& count);
+/// The value of an integral parameter's bytes (1, 2, 4 or 8 of them, signed).
+[[nodiscard]] std::int64_t integral_value(std::span<const std::byte> bytes) noexcept;
+/// Sets `launch`'s grid, block and shared bytes from kernel node `p`: its
+/// literal dimensions, then its grid rule and shape rules with each
+/// parameter's value from `value_of`. Throws, naming the node, where a rule
+/// gives more than CUDA allows.
+void apply_launch_rules(cudaKernelNodeParams& launch, const kernel_node& p, const std::string& path,
+                        const std::function<std::span<const std::byte>(const std::string&)>& value_of);
 [[nodiscard]] std::shared_ptr<native::host_call> make_host_call(
     const node_state& st, const host_node& p, const std::shared_ptr<host_failure_sink>& failures);
 /// Records a captured node's work (with its current values) into a new graph.

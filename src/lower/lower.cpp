@@ -143,10 +143,20 @@ class lowerer {
             st.kernel.sharedMemBytes = p.shared_bytes;
             st.kernel.kernelParams = st.slot_count ? st.slots : nullptr;
             st.kernel.extra = nullptr;
-            if (p.grid_from) {
-              param_state& count = param_named(p.grid_from->param, path);
-              count.uses.push_back({index, grid_slot});
-              apply_grid_rule(st, *p.grid_from, count);
+            if (p.grid_from || !p.shape_rules.empty()) {
+              // One use per parameter the launch follows: a rebind of it
+              // recomputes every dimension.
+              auto note_use = [&](const std::string& name) {
+                param_state& param = param_named(name, path);
+                if (param.uses.empty() || param.uses.back().node != index ||
+                    param.uses.back().slot != grid_slot)
+                  param.uses.push_back({index, grid_slot});
+              };
+              if (p.grid_from) note_use(p.grid_from->param);
+              for (const shape_rule& r : p.shape_rules) note_use(r.param);
+              apply_launch_rules(st.kernel, p, path, [&](const std::string& name) {
+                return std::span<const std::byte>(param_named(name, path).bytes);
+              });
             }
             if (p.keep_alive) owned_.push_back(p.keep_alive);
             cudaGraphNode_t h = native::add_kernel(target, deps, st.kernel, path);
@@ -334,18 +344,77 @@ cudaMemcpy3DParms memcpy_params_of(const node_state& st, const memcpy_node& p) {
   return native::memcpy_1d_params(pointer_at(st, 0), pointer_at(st, 1), p.bytes, p.kind);
 }
 
-void apply_grid_rule(node_state& st, const grid_rule& rule, const param_state& count) {
-  std::int64_t n = 0;
-  switch (count.bytes.size()) {
-    case 1: { std::int8_t v; std::memcpy(&v, count.bytes.data(), 1); n = v; break; }
-    case 2: { std::int16_t v; std::memcpy(&v, count.bytes.data(), 2); n = v; break; }
-    case 4: { std::int32_t v; std::memcpy(&v, count.bytes.data(), 4); n = v; break; }
-    default: { std::int64_t v; std::memcpy(&v, count.bytes.data(), 8); n = v; break; }
+std::int64_t integral_value(std::span<const std::byte> bytes) noexcept {
+  switch (bytes.size()) {
+    case 1: { std::int8_t v; std::memcpy(&v, bytes.data(), 1); return v; }
+    case 2: { std::int16_t v; std::memcpy(&v, bytes.data(), 2); return v; }
+    case 4: { std::int32_t v; std::memcpy(&v, bytes.data(), 4); return v; }
+    default: { std::int64_t v; std::memcpy(&v, bytes.data(), 8); return v; }
   }
-  st.kernel.gridDim =
-      dim3(native::blocks_for(static_cast<std::uint64_t>(std::max<std::int64_t>(0, n)),
-                              rule.items_per_block),
-           1, 1);
+}
+
+namespace {
+/// CUDA's limits on each launch dimension (compute capability 3.0 and later).
+constexpr std::uint64_t launch_limit(launch_dim dim) noexcept {
+  switch (dim) {
+    case launch_dim::grid_x: return 0x7FFFFFFFu;
+    case launch_dim::grid_y:
+    case launch_dim::grid_z: return 65535;
+    case launch_dim::block_x:
+    case launch_dim::block_y: return 1024;
+    case launch_dim::block_z: return 64;
+    case launch_dim::shared_bytes: return 0xFFFFFFFFu;
+  }
+  return 0;
+}
+unsigned& dimension(cudaKernelNodeParams& k, launch_dim dim) noexcept {
+  switch (dim) {
+    case launch_dim::grid_x: return k.gridDim.x;
+    case launch_dim::grid_y: return k.gridDim.y;
+    case launch_dim::grid_z: return k.gridDim.z;
+    case launch_dim::block_x: return k.blockDim.x;
+    case launch_dim::block_y: return k.blockDim.y;
+    case launch_dim::block_z: return k.blockDim.z;
+    case launch_dim::shared_bytes: return k.sharedMemBytes;
+  }
+  return k.sharedMemBytes;
+}
+}  // namespace
+
+void apply_launch_rules(cudaKernelNodeParams& launch, const kernel_node& p, const std::string& path,
+                        const std::function<std::span<const std::byte>(const std::string&)>& value_of) {
+  launch.gridDim = p.grid;
+  launch.blockDim = p.block;
+  launch.sharedMemBytes = p.shared_bytes;
+  if (p.grid_from) {
+    const std::int64_t n = integral_value(value_of(p.grid_from->param));
+    launch.gridDim = dim3(native::blocks_for(static_cast<std::uint64_t>(std::max<std::int64_t>(0, n)),
+                                             p.grid_from->items_per_block),
+                          1, 1);
+  }
+  for (const shape_rule& r : p.shape_rules) {
+    const std::int64_t n = std::max<std::int64_t>(0, integral_value(value_of(r.param)));
+    // ceil(n * multiplier / divisor) in 128 bits: no overflow for any 64-bit inputs.
+    const unsigned __int128 product = static_cast<unsigned __int128>(n) * r.multiplier;
+    const unsigned __int128 extent = r.divisor == 0 ? 0 : (product + r.divisor - 1) / r.divisor;
+    const std::uint64_t limit = launch_limit(r.dim);
+    if (extent > limit)
+      throw error("kernel node '" + path + "': shape rule " + std::string(launch_dim_name(r.dim)) +
+                      " = ceil(" + r.param + " * " + std::to_string(r.multiplier) + " / " +
+                      std::to_string(r.divisor) + ") gives more than " + std::to_string(limit) +
+                      " with " + r.param + " = " + std::to_string(n) + ", CUDA's limit",
+                  cudaErrorInvalidConfiguration, {}, path);
+    // A grid or block of zero is a launch error: an empty shape launches one.
+    unsigned e = static_cast<unsigned>(extent);
+    if (e == 0 && r.dim != launch_dim::shared_bytes) e = 1;
+    dimension(launch, r.dim) = e;
+  }
+  const dim3 b = launch.blockDim;
+  if (static_cast<std::uint64_t>(b.x) * b.y * b.z > 1024)
+    throw error("kernel node '" + path + "': its shape rules give a block of " + std::to_string(b.x) +
+                    "x" + std::to_string(b.y) + "x" + std::to_string(b.z) +
+                    " threads; CUDA allows at most 1024",
+                cudaErrorInvalidConfiguration, {}, path);
 }
 
 std::shared_ptr<native::host_call> make_host_call(const node_state& st, const host_node& p,

@@ -1,0 +1,267 @@
+// exec::update: moves an executable graph to a changed spec of the same
+// topology, pairing nodes by name (their path), not by creation order, so
+// that two specs built in different orders update in place. A node whose
+// resolved values did not change costs no driver call; the changed ones go
+// through the shared rebind algorithm (exec setters or one whole-graph
+// update). Everything is computed before anything changes: a refusal leaves
+// the exec as it was.
+#include <algorithm>
+#include <cstring>
+#include <unordered_map>
+
+#include "../check/checked_plan.hpp"
+#include "cudag/check.hpp"
+#include "cudag/rebind.hpp"
+
+#include "exec_state.hpp"
+
+namespace cudag {
+
+using detail::node_state;
+using detail::param_state;
+
+namespace {
+
+[[noreturn]] void refuse(const exec::impl& st, const std::string& node, const std::string& why) {
+  throw error("update: graph '" + st.spec.name + "' cannot be updated in place: " + why +
+                  "; CUDA updates only a graph of the same topology (instantiate again, or "
+                  "call update_or_reinstantiate)",
+              cudaErrorGraphExecUpdateFailure, {}, node);
+}
+
+/// Every node of `g` by path, nested ones included.
+void index_by_path(const graph_spec& g, const std::string& prefix,
+                   std::unordered_map<std::string, const node*>& out) {
+  for (const node& n : g.nodes) {
+    std::string path = prefix + n.name;
+    if (const auto* c = std::get_if<child_node>(&n.params); c && c->graph)
+      index_by_path(*c->graph, nested_prefix(path, n), out);
+    if (const auto* c = std::get_if<conditional_node>(&n.params))
+      for (std::size_t b = 0; b < c->bodies.size(); ++b)
+        index_by_path(c->bodies[b], nested_prefix(path, n, b), out);
+    out.emplace(std::move(path), &n);
+  }
+}
+
+std::vector<std::string_view> sorted_deps(const node& n) {
+  std::vector<std::string_view> deps(n.deps.begin(), n.deps.end());
+  std::sort(deps.begin(), deps.end());
+  return deps;
+}
+
+/// What a whole-graph update cannot change about a paired node: its kind,
+/// its dependencies, and what allocation, free and conditional nodes are.
+void require_same_structure(const exec::impl& st, const node_state& n, const node& now) {
+  const node& was = *n.spec_node;
+  if (was.kind() != now.kind())
+    refuse(st, n.path, "node '" + n.path + "' changes kind (" + std::string(kind_name(was.kind())) +
+                           " -> " + std::string(kind_name(now.kind())) + ")");
+  if (sorted_deps(was) != sorted_deps(now))
+    refuse(st, n.path, "node '" + n.path + "' changes its dependencies");
+  if (const auto* a = std::get_if<mem_alloc_node>(&was.params)) {
+    const auto& b = std::get<mem_alloc_node>(now.params);
+    if (a->buffer != b.buffer || a->bytes != b.bytes || a->device != b.device)
+      refuse(st, n.path, "allocation node '" + n.path + "' changes its buffer, size or device");
+  }
+  if (const auto* a = std::get_if<mem_free_node>(&was.params))
+    if (a->buffer != std::get<mem_free_node>(now.params).buffer)
+      refuse(st, n.path, "free node '" + n.path + "' frees another buffer");
+  if (const auto* a = std::get_if<conditional_node>(&was.params)) {
+    const auto& b = std::get<conditional_node>(now.params);
+    if (a->kind != b.kind || a->condition != b.condition || a->bodies.size() != b.bodies.size())
+      refuse(st, n.path, "conditional node '" + n.path + "' changes its kind, condition or bodies");
+  }
+}
+
+std::vector<const value*> values_of(const node& n) {
+  std::vector<const value*> out;
+  for_each_value(n, [&](const value& v) { out.push_back(&v); });
+  return out;
+}
+
+/// A node's resolved values after the update, computed before any change.
+struct pending_node {
+  std::uint32_t index = 0;
+  const node* now = nullptr;
+  std::vector<std::vector<std::byte>> slots;  ///< the new bytes of each slot
+  cudaKernelNodeParams kernel{};
+  bool changed = false;
+};
+
+bool same_bytes(const void* a, std::span<const std::byte> b) {
+  return std::memcmp(a, b.data(), b.size()) == 0;
+}
+
+}  // namespace
+
+void exec::update(const graph_spec& changed, std::span<const binding> bindings) {
+  impl& st = live();
+  // The spec is checked where it will live: node_state::spec_node points
+  // into it once moved into the exec (moving keeps the nodes in place).
+  graph_spec next = changed;
+  (void)check_detail::check_and_plan(next, bindings);
+
+  // Pair every lowered node with the node of the same path.
+  std::unordered_map<std::string, const node*> by_path;
+  index_by_path(next, "", by_path);
+  for (const node_state& n : st.nodes) {
+    const auto it = by_path.find(n.path);
+    if (it == by_path.end())
+      refuse(st, n.path, "node '" + n.path + "' is not in the changed spec");
+    require_same_structure(st, n, *it->second);
+  }
+  if (by_path.size() != st.nodes.size())
+    for (const auto& [path, n] : by_path)
+      if (std::none_of(st.nodes.begin(), st.nodes.end(),
+                       [&](const node_state& s) { return s.path == path; }))
+        refuse(st, path, "node '" + path + "' is new in the changed spec");
+
+  // The parameters: the same declarations, new values.
+  std::vector<param_state> params;
+  detail::name_map<std::uint32_t> param_index;
+  detail::bind_params(next, bindings, params, param_index);
+  for (const param_state& p : params) {
+    const param_state* old = detail::find_param(st.params, st.param_index, p.name);
+    if (!old || !(old->type == p.type) || old->external_buffer != p.external_buffer)
+      refuse(st, {}, "parameter '" + p.name + "' is new or changes its type");
+  }
+  if (params.size() != st.params.size())
+    refuse(st, {}, "the changed spec declares fewer parameters");
+  const auto param_bytes = [&](const std::string& name) -> std::span<const std::byte> {
+    return detail::find_param(params, param_index, name)->bytes;
+  };
+
+  // Resolve each node's values against the new spec and parameters.
+  std::vector<pending_node> pending(st.nodes.size());
+  for (std::uint32_t i = 0; i < st.nodes.size(); ++i) {
+    const node_state& n = st.nodes[i];
+    pending_node& p = pending[i];
+    p.index = i;
+    p.now = by_path.at(n.path);
+    const node& was = *n.spec_node;
+    const std::vector<const value*> old_values = values_of(was);
+    const std::vector<const value*> new_values = values_of(*p.now);
+    if (old_values.size() != new_values.size() || new_values.size() != n.slot_count)
+      refuse(st, n.path, "node '" + n.path + "' reads " + std::to_string(new_values.size()) +
+                             " values instead of " + std::to_string(old_values.size()));
+    p.slots.resize(n.slot_count);
+    for (std::uint32_t k = 0; k < n.slot_count; ++k) {
+      const value& v = *new_values[k];
+      std::vector<std::byte>& out = p.slots[k];
+      if (const auto* l = std::get_if<literal>(&v.source)) {
+        out.assign(l->bytes.data(), l->bytes.data() + l->bytes.size());
+      } else if (const auto* r = std::get_if<param_ref>(&v.source)) {
+        const auto bytes = param_bytes(r->name);
+        out.assign(bytes.begin(), bytes.end());
+      } else {
+        // Buffers and conditions are the graph's own: the same source, the
+        // same address or handle (an external buffer follows its parameter).
+        if (!(v.source == old_values[k]->source))
+          refuse(st, n.path, "node '" + n.path + "' value " + std::to_string(k) +
+                                 " reads another buffer or condition");
+        const auto* b = std::get_if<buffer_ref>(&v.source);
+        const param_state* external =
+            b ? detail::find_param(params, param_index, b->name) : nullptr;
+        if (external && external->external_buffer) {
+          const std::byte* base = nullptr;
+          std::memcpy(&base, external->bytes.data(), sizeof(base));
+          const std::byte* at = base + b->offset_bytes;
+          out.resize(sizeof(at));
+          std::memcpy(out.data(), &at, sizeof(at));
+        } else {
+          const auto* first = static_cast<const std::byte*>(n.slots[k]);
+          out.assign(first, first + n.slot_sizes[k]);
+        }
+      }
+      if (out.size() != n.slot_sizes[k])
+        refuse(st, n.path, "node '" + n.path + "' value " + std::to_string(k) + " changes size (" +
+                               std::to_string(n.slot_sizes[k]) + " -> " +
+                               std::to_string(out.size()) + " bytes)");
+      p.changed |= !same_bytes(n.slots[k], out);
+    }
+    if (const auto* f = std::get_if<mem_free_node>(&was.params)) {
+      const param_state* external = detail::find_param(params, param_index, f->buffer);
+      const param_state* old = detail::find_param(st.params, st.param_index, f->buffer);
+      if (external && external->external_buffer && external->bytes != old->bytes)
+        refuse(st, n.path, "free node '" + n.path + "' frees external buffer '" + f->buffer +
+                               "' at another address, which CUDA cannot change");
+    }
+    std::visit(
+        [&](const auto& a) {
+          using P = std::remove_cvref_t<decltype(a)>;
+          const P& b = std::get<P>(p.now->params);
+          if constexpr (std::is_same_v<P, kernel_node>) {
+            p.kernel = n.kernel;
+            p.kernel.func = const_cast<void*>(b.function);
+            detail::apply_launch_rules(p.kernel, b, n.path, param_bytes);
+            p.changed |= p.kernel.func != n.kernel.func ||
+                         std::memcmp(&p.kernel.gridDim, &n.kernel.gridDim, sizeof(dim3)) != 0 ||
+                         std::memcmp(&p.kernel.blockDim, &n.kernel.blockDim, sizeof(dim3)) != 0 ||
+                         p.kernel.sharedMemBytes != n.kernel.sharedMemBytes;
+          } else if constexpr (std::is_same_v<P, memcpy_node>) {
+            p.changed |= a.bytes != b.bytes || a.kind != b.kind;
+          } else if constexpr (std::is_same_v<P, memset_node>) {
+            p.changed |= a.element_size != b.element_size || a.width != b.width ||
+                         a.height != b.height || a.pitch_bytes != b.pitch_bytes;
+          } else if constexpr (std::is_same_v<P, host_node>) {
+            p.changed |= a.function != b.function;
+          } else if constexpr (std::is_same_v<P, captured_node>) {
+            p.changed |= a.record != b.record;
+            if (p.changed && n.nested)
+              refuse(st, n.path, "captured node '" + n.path +
+                                     "' inside a child graph or conditional body cannot be "
+                                     "recorded again in place");
+          }
+        },
+        was.params);
+  }
+
+  // Nothing below refuses: apply.
+  st.dirty_scratch.clear();
+  for (pending_node& p : pending) {
+    node_state& n = st.nodes[p.index];
+    n.spec_node = p.now;
+    if (!p.changed) continue;
+    for (std::uint32_t k = 0; k < n.slot_count; ++k)
+      std::memcpy(n.slots[k], p.slots[k].data(), p.slots[k].size());
+    if (n.kind == node_kind::kernel) {
+      n.kernel.func = p.kernel.func;
+      n.kernel.gridDim = p.kernel.gridDim;
+      n.kernel.blockDim = p.kernel.blockDim;
+      n.kernel.sharedMemBytes = p.kernel.sharedMemBytes;
+    }
+    st.dirty_scratch.push_back(p.index);
+  }
+  // Each parameter keeps its uses (same topology, same readers by slot),
+  // unless a node now reads another parameter: rebuild the table.
+  for (param_state& p : params) p.uses.clear();
+  for (std::uint32_t i = 0; i < st.nodes.size(); ++i) {
+    const node_state& n = st.nodes[i];
+    const std::vector<const value*> vals = values_of(*n.spec_node);
+    for (std::uint32_t k = 0; k < vals.size(); ++k) {
+      if (const auto* r = std::get_if<param_ref>(&vals[k]->source))
+        detail::find_param(params, param_index, r->name)->uses.push_back({i, k});
+      else if (const auto* b = std::get_if<buffer_ref>(&vals[k]->source))
+        if (param_state* e = detail::find_param(params, param_index, b->name); e && e->external_buffer)
+          e->uses.push_back({i, k, b->offset_bytes});
+    }
+    if (const auto* f = std::get_if<mem_free_node>(&n.spec_node->params))
+      if (param_state* e = detail::find_param(params, param_index, f->buffer); e && e->external_buffer)
+        e->uses.push_back({i, detail::freed_slot});
+    if (const auto* k = std::get_if<kernel_node>(&n.spec_node->params)) {
+      auto note = [&](const std::string& name) {
+        param_state& p = *detail::find_param(params, param_index, name);
+        if (p.uses.empty() || p.uses.back().node != i || p.uses.back().slot != detail::grid_slot)
+          p.uses.push_back({i, detail::grid_slot});
+      };
+      if (k->grid_from) note(k->grid_from->param);
+      for (const shape_rule& r : k->shape_rules) note(r.param);
+    }
+  }
+  st.params = std::move(params);
+  st.param_index = std::move(param_index);
+  st.spec = std::move(next);
+  (void)flush_dirty();
+}
+
+}  // namespace cudag

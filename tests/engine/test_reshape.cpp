@@ -1,0 +1,254 @@
+// Shape families without a GPU: launch dimensions that follow parameters
+// (shape rules), reshape, and update by name, each asserted as the exact
+// native calls the recorder saw.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "cudag/builder.hpp"
+#include "cudag/check.hpp"
+#include "cudag/dot.hpp"
+#include "cudag/exec.hpp"
+#include "cudag/native_recorder.hpp"
+#include "recorder_support.hpp"
+
+namespace {
+
+using engine_test::dev_x;
+using engine_test::dev_y;
+using engine_test::lines;
+
+void layer(const float* in, float* out, int batch, int features) {
+  (void)in, (void)out, (void)batch, (void)features;
+}
+void other_layer(const float* in, float* out, int batch, int features) {
+  (void)in, (void)out, (void)batch, (void)features;
+}
+
+void name_everything(cudag::native::recorder& rec) {
+  rec.name_kernel(&layer, "layer");
+  rec.name_kernel(&other_layer, "other_layer");
+  rec.name_pointer(dev_x, "x");
+  rec.name_pointer(dev_y, "y");
+}
+
+/// Three layers whose grids follow the batch: grid.x = ceil(batch / 16),
+/// grid.y fixed at 4; the middle one also takes shared memory per row.
+cudag::graph_spec mlp(bool reversed_declarations = false, int literal_features = 64) {
+  cudag::builder b("mlp");
+  auto x = b.param<float*>("x");
+  auto y = b.param<float*>("y");
+  auto batch = b.param<int>("batch");
+  auto shape = cudag::launch(dim3(1, 4), dim3(16, 16)).follow(cudag::launch_dim::grid_x, batch, 1, 16);
+  auto wide = cudag::launch(dim3(1, 4), dim3(16, 16))
+                  .follow(cudag::launch_dim::grid_x, batch, 1, 16)
+                  .follow(cudag::launch_dim::shared_bytes, batch, 4);
+  if (!reversed_declarations) {
+    auto l1 = b.kernel("l1", &layer, shape, x, y, batch, literal_features);
+    auto l2 = b.kernel("l2", &layer, wide, y, x, batch, 64);
+    auto l3 = b.kernel("l3", &layer, shape, x, y, batch, 64);
+    b.edge(l1, l2);
+    b.edge(l2, l3);
+  } else {
+    auto l3 = b.kernel("l3", &layer, shape, x, y, batch, 64);
+    auto l2 = b.kernel("l2", &layer, wide, y, x, batch, 64);
+    auto l1 = b.kernel("l1", &layer, shape, x, y, batch, literal_features);
+    b.edge(l1, l2);
+    b.edge(l2, l3);
+  }
+  return b.build();
+}
+
+std::vector<cudag::binding> at_batch(int batch) {
+  return {cudag::bind("x", dev_x), cudag::bind("y", dev_y), cudag::bind("batch", batch)};
+}
+
+TEST(ShapeRules, LaunchDimensionsFollowTheParameterAtLowering) {
+  cudag::native::recorder rec;
+  name_everything(rec);
+  auto e = cudag::instantiate(mlp(), at_batch(40));
+  EXPECT_EQ(lines(rec.calls_starting("add_kernel_node")),
+            "add_kernel_node n1 g1 deps=[] layer grid=(3,4,1) block=(16,16,1) shared=0 "
+            "args=[x, y, 0x28, 0x40]\n"
+            "add_kernel_node n2 g1 deps=[n1] layer grid=(3,4,1) block=(16,16,1) shared=160 "
+            "args=[y, x, 0x28, 0x40]\n"
+            "add_kernel_node n3 g1 deps=[n2] layer grid=(3,4,1) block=(16,16,1) shared=0 "
+            "args=[x, y, 0x28, 0x40]\n");
+  // Every node follows "batch": it reads the parameter.
+  EXPECT_EQ(e.readers_of("batch"), (std::vector<std::string>{"l1", "l2", "l3"}));
+}
+
+TEST(ShapeRules, ReshapeSendsNewLaunchesThroughOneWholeUpdate) {
+  cudag::native::recorder rec;
+  name_everything(rec);
+  auto e = cudag::instantiate(mlp(), at_batch(40));
+  rec.clear();
+  const cudag::binding to_256[] = {cudag::bind("batch", 256)};
+  // Three of three nodes change their grid: template setters + one update.
+  EXPECT_EQ(e.reshape(to_256), cudag::rebind_path::whole_graph_update);
+  EXPECT_EQ(lines(rec.calls()),
+            "kernel_node_set_params n1 layer grid=(16,4,1) block=(16,16,1) shared=0 "
+            "args=[x, y, 0x100, 0x40]\n"
+            "kernel_node_set_params n2 layer grid=(16,4,1) block=(16,16,1) shared=1024 "
+            "args=[y, x, 0x100, 0x40]\n"
+            "kernel_node_set_params n3 layer grid=(16,4,1) block=(16,16,1) shared=0 "
+            "args=[x, y, 0x100, 0x40]\n"
+            "exec_update x1 g1 -> success\n");
+  rec.clear();
+  // The same shape again: nothing to send.
+  EXPECT_EQ(e.reshape(to_256), cudag::rebind_path::none);
+  EXPECT_TRUE(rec.calls().empty()) << rec.transcript();
+  // An explicit policy wins over the reshape's own choice.
+  e.set_rebind_policy(cudag::rebind_policy::node_setters);
+  EXPECT_EQ(e.reshape(cudag::bind("batch", 1)), cudag::rebind_path::node_setters);
+  EXPECT_EQ(rec.calls_starting("exec_kernel_node_set_params").size(), 3u) << rec.transcript();
+  EXPECT_NE(rec.calls()[0].find("grid=(1,4,1)"), std::string::npos) << rec.calls()[0];
+}
+
+TEST(ShapeRules, AShapeCudaCannotLaunchIsRefusedBeforeAnythingChanges) {
+  cudag::native::recorder rec;
+  name_everything(rec);
+  auto e = cudag::instantiate(mlp(), at_batch(40));
+  rec.clear();
+  // shared_bytes = batch * 4 fits; grid.x = ceil(batch / 16) exceeds 2^31 - 1.
+  try {
+    (void)e.reshape(cudag::bind("batch", 2147483647));
+    // 2^31-1 / 16 fits; push the shared bytes past 32 bits instead.
+    FAIL() << "expected a refusal";
+  } catch (const cudag::error& err) {
+    EXPECT_EQ(err.node(), "l2");
+    EXPECT_EQ(std::string(err.what()),
+              "kernel node 'l2': shape rule shared_bytes = ceil(batch * 4 / 1) gives more than "
+              "4294967295 with batch = 2147483647, CUDA's limit");
+  }
+  EXPECT_TRUE(rec.calls().empty()) << rec.transcript();
+  // The exec kept its shape: the next change starts from batch = 40.
+  EXPECT_EQ(e.reshape(cudag::bind("batch", 40)), cudag::rebind_path::none);
+}
+
+TEST(ShapeRules, CheckRefusesRulesItCannotApply) {
+  const auto refused = [](auto&& configure) {
+    cudag::builder b("g");
+    auto x = b.param<float*>("x");
+    auto n = b.param<int>("n");
+    auto f = b.param<float>("f");
+    cudag::launch_config c = cudag::launch(dim3(1), dim3(32));
+    configure(c, n, f);
+    b.kernel("k", &layer, c, x, x, n, 1);
+    try {
+      cudag::check(b.build());
+    } catch (const cudag::check_error& e) {
+      EXPECT_EQ(e.nodes(), std::vector<std::string>{"k"});
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(refused([](auto& c, auto& n, auto&) { c.follow(cudag::launch_dim::block_x, n, 1, 0); }),
+            "kernel node 'k': shape rule block.x = ceil(n * 1 / 0) has a divisor of 0");
+  EXPECT_EQ(refused([](auto& c, auto& n, auto&) {
+              c.follow(cudag::launch_dim::grid_y, n).follow(cudag::launch_dim::grid_y, n, 2);
+            }),
+            "kernel node 'k': shape rule grid.y = ceil(n * 2 / 1) sets grid.y, which another rule "
+            "of the node already sets");
+  EXPECT_EQ(refused([](auto& c, auto&, auto&) {
+              c.shape_rules.push_back(cudag::shape_rule{cudag::launch_dim::grid_x, "f"});
+            }),
+            "kernel node 'k': shape rule grid.x = ceil(f * 1 / 1) reads parameter 'f' of type "
+            "float, which is not an integral type");
+  EXPECT_EQ(refused([](auto& c, auto&, auto&) {
+              c.shape_rules.push_back(cudag::shape_rule{cudag::launch_dim::grid_z, "batch"});
+            }),
+            "kernel node 'k': shape rule grid.z = ceil(batch * 1 / 1) reads parameter 'batch', "
+            "which is not declared in its graph or an enclosing one");
+  // A zero block dimension is fine when a rule sets it.
+  EXPECT_EQ(refused([](auto& c, auto& n, auto&) {
+              c.block = dim3(0);
+              c.follow(cudag::launch_dim::block_x, n);
+            }),
+            "accepted");
+}
+
+TEST(ShapeRules, PicturesShowTheRules) {
+  const std::string dot = cudag::to_dot(mlp());
+  EXPECT_NE(dot.find("grid.x = ceil(batch/16)"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("shared_bytes = ceil(batch*4)"), std::string::npos) << dot;
+}
+
+// ----------------------------------------------------------- update by name --
+TEST(UpdateByName, NodesPairByNameWhateverTheDeclarationOrder) {
+  cudag::native::recorder rec;
+  name_everything(rec);
+  auto e = cudag::instantiate(mlp(), at_batch(40));
+  rec.clear();
+  // The same graph declared in reverse: nothing changed, nothing sent.
+  e.update(mlp(true), at_batch(40));
+  EXPECT_TRUE(rec.calls().empty()) << rec.transcript();
+  // One literal changed in one node: one exec setter, for that node only.
+  e.update(mlp(true, 32), at_batch(40));
+  EXPECT_EQ(lines(rec.calls()),
+            "exec_kernel_node_set_params x1 n1 layer grid=(3,4,1) block=(16,16,1) shared=0 "
+            "args=[x, y, 0x28, 0x20]\n");
+  rec.clear();
+  // New bindings move every reader, as a rebind would.
+  e.update(mlp(true, 32), at_batch(256));
+  EXPECT_EQ(rec.calls_starting("kernel_node_set_params").size() +
+                rec.calls_starting("exec_kernel_node_set_params").size(),
+            3u)
+      << rec.transcript();
+  // The exec reads its new spec: a later rebind starts from it.
+  EXPECT_EQ(e.spec().nodes.front().name, "l3");
+  rec.clear();
+  EXPECT_EQ(e.rebind("batch", 256), cudag::rebind_path::none);
+}
+
+TEST(UpdateByName, AnotherKernelIsSentWithItsNode) {
+  cudag::native::recorder rec;
+  name_everything(rec);
+  auto e = cudag::instantiate(mlp(), at_batch(40));
+  cudag::graph_spec swapped = mlp();
+  std::get<cudag::kernel_node>(swapped.nodes[1].params).function =
+      reinterpret_cast<const void*>(&other_layer);
+  rec.clear();
+  e.update(swapped, at_batch(40));
+  EXPECT_EQ(lines(rec.calls()),
+            "exec_kernel_node_set_params x1 n2 other_layer grid=(3,4,1) block=(16,16,1) shared=160 "
+            "args=[y, x, 0x28, 0x40]\n");
+}
+
+TEST(UpdateByName, ATopologyChangeIsRefusedNamingTheNode) {
+  cudag::native::recorder rec;
+  name_everything(rec);
+  auto e = cudag::instantiate(mlp(), at_batch(40));
+  rec.clear();
+  cudag::graph_spec fewer = mlp();
+  fewer.nodes[2].deps.clear();  // l3 no longer waits for l2
+  try {
+    e.update(fewer, at_batch(40));
+    FAIL() << "expected a refusal";
+  } catch (const cudag::error& err) {
+    EXPECT_EQ(err.node(), "l3");
+    EXPECT_EQ(std::string(err.what()),
+              "update: graph 'mlp' cannot be updated in place: node 'l3' changes its dependencies; "
+              "CUDA updates only a graph of the same topology (instantiate again, or call "
+              "update_or_reinstantiate)");
+  }
+  cudag::graph_spec renamed = mlp();
+  renamed.nodes[2].name = "l4";
+  try {
+    e.update(renamed, at_batch(40));
+    FAIL() << "expected a refusal";
+  } catch (const cudag::error& err) {
+    EXPECT_EQ(err.node(), "l3");
+    EXPECT_NE(std::string(err.what()).find("node 'l3' is not in the changed spec"),
+              std::string::npos)
+        << err.what();
+  }
+  EXPECT_TRUE(rec.calls().empty()) << rec.transcript();
+  // update_or_reinstantiate takes the refusal and instantiates anew.
+  EXPECT_TRUE(e.update_or_reinstantiate(renamed, at_batch(40)));
+  EXPECT_EQ(rec.calls_starting("instantiate").size(), 1u) << rec.transcript();
+  EXPECT_EQ(e.readers_of("batch"), (std::vector<std::string>{"l1", "l2", "l4"}));
+}
+
+}  // namespace
