@@ -1,0 +1,294 @@
+// Shape families against what serving users do by hand: a chain of kernels
+// whose grid follows the batch, in S shapes (default: 200 kernels, 67
+// shapes, batch = 4 * shape). Measured in one run, interleaved:
+//   ready:    every shape launchable. Raw: one exec per shape (build,
+//             instantiate, upload each), and one exec switched by template
+//             setters + cudaGraphExecUpdate. cudag: one exec with a shape
+//             rule, instantiated once, then a reshape per shape.
+//   switch:   one change of shape. Raw: template setters + update (the
+//             faster raw path for grid changes), and exec setters. cudag:
+//             exec::reshape.
+//   replay:   launch + synchronize after a reshape, against a dedicated
+//             exec of that shape.
+//   memory:   device memory of the executable graphs (cudaMemGetInfo).
+// Usage: bench_family [kernels] [shapes] [rounds] [--json FILE]
+#include <cstdio>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "../exec/bench_report.hpp"
+#include "cudag/builder.hpp"
+#include "cudag/exec.hpp"
+
+namespace {
+
+constexpr int threads = 128;
+
+/// One step of the chain: element i < n gains 1; the elements past n (the
+/// next larger shapes' rows) must stay as they were.
+__global__ void step(float* x, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] += 1.0f;
+}
+
+int batch_of(int shape) { return 4 * (shape + 1); }
+int elements_of(int batch) { return batch * threads; }  // one block of rows per batch item
+
+struct raw_chain {
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  std::vector<cudaGraphNode_t> nodes;
+  std::vector<int> counts;  ///< each node's kernel argument n
+  std::vector<void*> args;  ///< per node: {&x, &counts[k]}
+};
+
+cudaKernelNodeParams params_for(raw_chain& c, std::size_t k, int batch) {
+  cudaKernelNodeParams p{};
+  p.func = reinterpret_cast<void*>(&step);
+  p.gridDim = dim3(unsigned(batch), 1, 1);
+  p.blockDim = dim3(threads, 1, 1);
+  p.kernelParams = &c.args[2 * k];
+  return p;
+}
+
+/// Builds (and instantiates, uploads) a raw chain of `kernels` nodes at `batch`.
+void build_raw(raw_chain& c, float** x, int kernels, int batch, cudaStream_t stream) {
+  c.nodes.assign(std::size_t(kernels), nullptr);
+  c.counts.assign(std::size_t(kernels), elements_of(batch));
+  c.args.assign(std::size_t(2 * kernels), nullptr);
+  BENCH_CHECK(cudaGraphCreate(&c.graph, 0));
+  for (std::size_t k = 0; k < c.nodes.size(); ++k) {
+    c.args[2 * k] = x;
+    c.args[2 * k + 1] = &c.counts[k];
+    const cudaKernelNodeParams p = params_for(c, k, batch);
+    BENCH_CHECK(cudaGraphAddKernelNode(&c.nodes[k], c.graph, k ? &c.nodes[k - 1] : nullptr, k ? 1 : 0, &p));
+  }
+  BENCH_CHECK(cudaGraphInstantiate(&c.exec, c.graph, 0));
+  BENCH_CHECK(cudaGraphUpload(c.exec, stream));
+}
+
+void destroy_raw(raw_chain& c) {
+  if (c.exec) BENCH_CHECK(cudaGraphExecDestroy(c.exec));
+  if (c.graph) BENCH_CHECK(cudaGraphDestroy(c.graph));
+  c.exec = nullptr;
+  c.graph = nullptr;
+}
+
+/// Raw switch by template setters and one whole-graph update.
+void switch_by_update(raw_chain& c, int batch) {
+  for (std::size_t k = 0; k < c.nodes.size(); ++k) {
+    c.counts[k] = elements_of(batch);
+    const cudaKernelNodeParams p = params_for(c, k, batch);
+    BENCH_CHECK(cudaGraphKernelNodeSetParams(c.nodes[k], &p));
+  }
+  cudaGraphExecUpdateResultInfo info{};
+  BENCH_CHECK(cudaGraphExecUpdate(c.exec, c.graph, &info));
+}
+
+/// Raw switch by one exec setter a node.
+void switch_by_exec_setters(raw_chain& c, int batch) {
+  for (std::size_t k = 0; k < c.nodes.size(); ++k) {
+    c.counts[k] = elements_of(batch);
+    const cudaKernelNodeParams p = params_for(c, k, batch);
+    BENCH_CHECK(cudaGraphExecKernelNodeSetParams(c.exec, c.nodes[k], &p));
+  }
+}
+
+cudag::graph_spec family_spec(int kernels) {
+  cudag::builder b("chain_family");
+  auto x = b.param<float*>("x");
+  auto batch = b.param<int>("batch");
+  auto n = b.param<int>("n");
+  const auto shape = cudag::launch(dim3(1), dim3(threads)).follow(cudag::launch_dim::grid_x, batch);
+  std::vector<cudag::node_ref> nodes;
+  for (int k = 0; k < kernels; ++k) {
+    nodes.push_back(b.kernel("step" + std::to_string(k), &step, shape, x, n));
+    if (k) b.edge(nodes[std::size_t(k) - 1], nodes.back());
+  }
+  return b.build();
+}
+
+std::vector<cudag::binding> shape_bindings(int batch) {
+  return {cudag::bind("batch", batch), cudag::bind("n", elements_of(batch))};
+}
+
+std::size_t used_memory() {
+  BENCH_CHECK(cudaDeviceSynchronize());
+  std::size_t free_bytes = 0, total = 0;
+  BENCH_CHECK(cudaMemGetInfo(&free_bytes, &total));
+  return total - free_bytes;
+}
+
+/// Launches once on a poisoned buffer and checks every element: the first
+/// elements_of(batch) gained `kernels`, the rest kept the poison.
+std::string verify_shape(const std::string& what, const std::function<void(cudaStream_t)>& launch,
+                         cudaStream_t stream, float* x, int max_elements, int batch, int kernels) {
+  const float poison = -7.0f;
+  std::vector<float> host(std::size_t(max_elements), poison);
+  BENCH_CHECK(cudaMemcpy(x, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice));
+  launch(stream);
+  BENCH_CHECK(cudaStreamSynchronize(stream));
+  BENCH_CHECK(cudaGetLastError());
+  BENCH_CHECK(cudaMemcpy(host.data(), x, host.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  const int n = elements_of(batch);
+  for (int i = 0; i < max_elements; ++i) {
+    const float expected = i < n ? poison + float(kernels) : poison;
+    if (host[std::size_t(i)] != expected) {
+      std::fprintf(stderr, "bench_family: WRONG RESULT for '%s': x[%d] is %g, expected %g\n",
+                   what.c_str(), i, double(host[std::size_t(i)]), double(expected));
+      std::exit(3);
+    }
+  }
+  return what;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bench::program_name = "bench_family";
+  const auto cl = bench::parse_command_line(argc, argv, "bench_family [kernels] [shapes] [rounds] [--json FILE]");
+  if (bench::no_gpu(cl)) return 0;
+  const int kernels = bench::positive_argument(cl, 0, 200, "kernels");
+  const int shapes = bench::positive_argument(cl, 1, 67, "shapes");
+  const int rounds = bench::positive_argument(cl, 2, 15, "rounds");
+  const int max_batch = batch_of(shapes - 1);
+  const int max_elements = elements_of(max_batch);
+
+  bench::report rep("bench_family", "cudag", "raw CUDA");
+  rep.describe_machine(cl);
+  rep.setting("kernels", std::to_string(kernels));
+  rep.setting("shapes", std::to_string(shapes));
+  rep.setting("batches", "\"4, 8, ..., " + std::to_string(max_batch) + " (grid = batch blocks of " +
+                             std::to_string(threads) + ")\"");
+  rep.setting("rounds", std::to_string(rounds));
+  rep.print_header();
+
+  cudaStream_t stream = nullptr;
+  BENCH_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  float* x = nullptr;
+  BENCH_CHECK(cudaMalloc(&x, std::size_t(max_elements) * sizeof(float)));
+  const cudag::graph_spec spec = family_spec(kernels);
+
+  // ---- ready: every shape launchable --------------------------------------
+  std::vector<raw_chain> per_shape(static_cast<std::size_t>(shapes));
+  raw_chain switched;
+  const auto first_bindings = [&] {
+    auto b = shape_bindings(batch_of(0));
+    b.push_back(cudag::bind("x", x));
+    return b;
+  };
+  std::optional<cudag::exec> held;  // destroyed untimed, as the raw sides' graphs are
+  const std::vector<bench::summary> ready = bench::interleaved(
+      rounds, 1,
+      {
+          {[&] {  // raw: one exec per shape
+             for (int s = 0; s < shapes; ++s) build_raw(per_shape[std::size_t(s)], &x, kernels, batch_of(s), stream);
+             BENCH_CHECK(cudaStreamSynchronize(stream));
+           },
+           [&] {
+             for (auto& c : per_shape) destroy_raw(c);
+           }},
+          {[&] {  // raw: one exec, switched through every shape by update
+             build_raw(switched, &x, kernels, batch_of(0), stream);
+             for (int s = 1; s < shapes; ++s) switch_by_update(switched, batch_of(s));
+             BENCH_CHECK(cudaStreamSynchronize(stream));
+           },
+           [&] { destroy_raw(switched); }},
+          {[&] {  // cudag: one family exec, reshaped through every shape
+             held.emplace(cudag::instantiate(spec, first_bindings()));
+             held->upload(stream);
+             for (int s = 1; s < shapes; ++s) (void)held->reshape(shape_bindings(batch_of(s)));
+             BENCH_CHECK(cudaStreamSynchronize(stream));
+           },
+           [&] { held.reset(); }},
+      });
+  rep.add({"ready: every shape launchable", "one exec per shape (build, instantiate, upload each)",
+           ready[0], ready[2], ""});
+  rep.add({"ready: every shape launchable", "one exec + a switch per shape (template setters + update)",
+           ready[1], ready[2], "<= 1.1"});
+
+  // ---- memory --------------------------------------------------------------
+  for (auto& c : per_shape) destroy_raw(c);
+  destroy_raw(switched);
+  cudag::exec& family = *held;
+  const std::size_t base = used_memory();
+  for (int s = 0; s < shapes; ++s) build_raw(per_shape[std::size_t(s)], &x, kernels, batch_of(s), stream);
+  const std::size_t raw_all = used_memory() - base;
+  for (auto& c : per_shape) destroy_raw(c);
+  const std::size_t base1 = used_memory();
+  build_raw(switched, &x, kernels, batch_of(0), stream);
+  const std::size_t raw_one = used_memory() - base1;
+  destroy_raw(switched);
+  {
+    // The family exec made above is still alive: measure a second one.
+    const std::size_t base2 = used_memory();
+    cudag::exec second = cudag::instantiate(spec, first_bindings());
+    second.upload(stream);
+    const std::size_t cudag_one = used_memory() - base2;
+    std::printf("device memory: one exec per shape %.2f MiB (%.3f MiB each), one raw exec %.3f MiB, "
+                "the cudag family %.3f MiB (%.3fx the raw exec)\n\n",
+                double(raw_all) / 1048576.0, double(raw_all) / 1048576.0 / shapes,
+                double(raw_one) / 1048576.0, double(cudag_one) / 1048576.0,
+                raw_one ? double(cudag_one) / double(raw_one) : 0.0);
+    rep.extra("memory_bytes", "{\"one_exec_per_shape\": " + std::to_string(raw_all) +
+                                  ", \"one_raw_exec\": " + std::to_string(raw_one) +
+                                  ", \"cudag_family\": " + std::to_string(cudag_one) + "}");
+  }
+
+  // ---- one switch ------------------------------------------------------------
+  build_raw(switched, &x, kernels, batch_of(0), stream);
+  int raw_shape = 0, setter_shape = 0, cudag_shape = 0;
+  const auto next = [&](int& s) { return s = (s + 17) % shapes; };  // a different shape each time
+  const std::vector<bench::summary> one_switch = bench::interleaved(
+      rounds * 8, 2,
+      {
+          {[&] { switch_by_update(switched, batch_of(next(raw_shape))); }},
+          {[&] { switch_by_exec_setters(switched, batch_of(next(setter_shape))); }},
+          {[&] { (void)family.reshape(shape_bindings(batch_of(next(cudag_shape)))); }},
+      });
+  rep.add({"switch to another shape", "template setters + cudaGraphExecUpdate", one_switch[0],
+           one_switch[2], "<= 1.1"});
+  rep.add({"switch to another shape", "one exec setter a node", one_switch[1], one_switch[2], ""});
+
+  // ---- replay after a reshape, and the results -----------------------------
+  const int probe = shapes / 2;
+  (void)family.reshape(shape_bindings(batch_of(probe)));
+  raw_chain dedicated;
+  build_raw(dedicated, &x, kernels, batch_of(probe), stream);
+  const std::vector<bench::summary> replay = bench::interleaved(
+      rounds * 4, 2,
+      {
+          {[&] {
+             BENCH_CHECK(cudaGraphLaunch(dedicated.exec, stream));
+             BENCH_CHECK(cudaStreamSynchronize(stream));
+           }},
+          {[&] {
+             family.launch(stream);
+             BENCH_CHECK(cudaStreamSynchronize(stream));
+           }},
+      });
+  rep.add({"replay after a reshape (launch + synchronize)", "a dedicated exec of that shape", replay[0],
+           replay[1], "<= 1.02"});
+  for (const int s : {0, probe, shapes - 1}) {
+    (void)family.reshape(shape_bindings(batch_of(s)));
+    rep.verified(verify_shape("cudag family reshaped to batch " + std::to_string(batch_of(s)),
+                              [&](cudaStream_t st) { family.launch(st); }, stream, x, max_elements,
+                              batch_of(s), kernels));
+  }
+  switch_by_update(switched, batch_of(probe));
+  rep.verified(verify_shape("raw exec switched by update to batch " + std::to_string(batch_of(probe)),
+                            [&](cudaStream_t st) { BENCH_CHECK(cudaGraphLaunch(switched.exec, st)); },
+                            stream, x, max_elements, batch_of(probe), kernels));
+  destroy_raw(dedicated);
+  destroy_raw(switched);
+
+  rep.print_table();
+  rep.print_verified();
+  rep.write_json(cl);
+  held.reset();
+  BENCH_CHECK(cudaFree(x));
+  BENCH_CHECK(cudaStreamDestroy(stream));
+  return 0;
+}
