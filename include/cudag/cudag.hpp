@@ -21,6 +21,7 @@
 #include "cudag/dsl.hpp"
 #include "cudag/error.hpp"
 #include "cudag/exec.hpp"
+#include "cudag/exec_cache.hpp"  // and footprint.hpp
 #include "cudag/handles.hpp"
 #include "cudag/import.hpp"
 #include "cudag/op.hpp"

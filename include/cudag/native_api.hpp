@@ -95,6 +95,17 @@ struct api_table {
   cudaError_t (*get_device)(int*);
   /// Clears the calling thread's last (non-sticky) error.
   cudaError_t (*get_last_error)();
+
+  // device memory: what executable graphs take (footprint, exec cache)
+  /// Free and total device memory of the current device (cudaMemGetInfo).
+  cudaError_t (*mem_get_info)(std::size_t*, std::size_t*);
+  /// Gives graph memory no executing graph uses back to the OS.
+  cudaError_t (*device_graph_mem_trim)(int);
+  /// cudaGraphMemAttrReservedMemCurrent, UsedMemCurrent... (a std::uint64_t each).
+  cudaError_t (*device_get_graph_mem_attribute)(int, cudaGraphMemAttributeType, void*);
+  /// Events for the event nodes of footprint_model::measure.
+  cudaError_t (*event_create)(cudaEvent_t*, unsigned int);
+  cudaError_t (*event_destroy)(cudaEvent_t);
 };
 
 /// The table in use. Set once at start-up by the library; replaced only by

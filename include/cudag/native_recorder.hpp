@@ -22,6 +22,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -75,11 +76,43 @@ class recorder {
   /// Whether node `n` of exec `x` is enabled (as last set through the seam).
   [[nodiscard]] bool node_enabled(cudaGraphExec_t x, cudaGraphNode_t n) const;
 
+  // ------------------------------------------------ device memory model --
+  // What mem_get_info (cudaMemGetInfo) and device_get_graph_mem_attribute
+  // answer, kept consistent as executable graphs come and go:
+  //   free = total - taken_by_others - (each live exec's bytes) - reserved
+  // An exec takes fixed + per_node x its nodes (nested ones included, a
+  // cloned child's too; set_node_memory overrides per_node for one kind)
+  // from instantiate until exec_destroy. Graph memory: the first upload or
+  // launch of an exec maps the bytes of its mem_alloc nodes (their sum, the
+  // nested ones included): used grows by them, reserved to at least used.
+  // exec_destroy unmaps (used shrinks, reserved stays); device_graph_mem_trim
+  // releases every reserved byte and unmaps every exec (nothing runs after
+  // a recorder's launch returns, so nothing is in use), and the next upload
+  // or launch maps again. Default: 80 GiB total, nothing taken, execs free.
+  void set_device_memory(std::size_t total, std::size_t taken_by_others = 0) noexcept;
+  void set_exec_memory(std::size_t fixed, std::size_t per_node) noexcept;
+  /// Bytes per node of the kind added by `function` ("add_kernel_node",
+  /// "add_node" for conditional and moved child nodes...).
+  void set_node_memory(std::string_view function, std::size_t per_node);
+  [[nodiscard]] std::size_t device_memory_free() const noexcept;
+  /// Bytes the live executable graphs take (graph memory not included).
+  [[nodiscard]] std::size_t exec_memory_in_use() const noexcept;
+  /// Bytes modelled for exec `x` (0 for a handle that is not a live exec).
+  [[nodiscard]] std::size_t exec_memory(cudaGraphExec_t x) const noexcept;
+  /// Nodes counted for exec `x` (nested ones included).
+  [[nodiscard]] std::size_t exec_nodes(cudaGraphExec_t x) const noexcept;
+  /// The lowest device_memory_free() seen at an instantiate, upload or
+  /// launch since construction or the last reset (the peak of use).
+  [[nodiscard]] std::size_t device_memory_lowest_free() const noexcept { return lowest_free_; }
+  void reset_lowest_free() noexcept { lowest_free_ = device_memory_free(); }
+  [[nodiscard]] std::uint64_t graph_memory_reserved() const noexcept { return graph_reserved_; }
+  [[nodiscard]] std::uint64_t graph_memory_used() const noexcept { return graph_used_; }
+
   struct impl;  ///< the seam's functions (native_recorder.cpp)
 
  private:
   friend struct impl;
-  enum class handle_kind : std::uint8_t { graph, node, exec, stream, condition };
+  enum class handle_kind : std::uint8_t { graph, node, exec, stream, condition, event };
   enum class handle_state : std::uint8_t { live, owned_by_node, destroyed };
   struct handle_info {
     handle_kind kind;
@@ -115,7 +148,35 @@ class recorder {
     std::vector<cudaGraphNode_t> dependencies;
   };
   std::map<std::uintptr_t, capture_state> captures_;
-  std::size_t counters_[5] = {};  ///< labels per handle kind
+  std::size_t counters_[6] = {};  ///< labels per handle kind
+  /// Handles by owner (a graph's nodes, a node's bodies or moved child).
+  std::map<std::uintptr_t, std::vector<std::uintptr_t>> members_;
+  /// The memory model: each node's add function, a mem_alloc node's bytes,
+  /// a cloned child's nodes and allocation bytes, each live exec's share.
+  struct node_weight {
+    std::string function;
+    std::size_t alloc_bytes = 0;
+    std::size_t clone_alloc_bytes = 0;
+    std::map<std::string, std::size_t> clone_functions;
+  };
+  std::map<std::uintptr_t, node_weight> node_weights_;
+  struct exec_memory_state {
+    std::size_t bytes = 0;
+    std::size_t nodes = 0;
+    std::size_t graph_bytes = 0;
+    bool mapped = false;
+  };
+  std::map<std::uintptr_t, exec_memory_state> exec_memory_;
+  std::size_t device_total_ = std::size_t{80} << 30;
+  std::size_t device_taken_ = 0;
+  std::size_t exec_fixed_ = 0;
+  std::size_t exec_per_node_ = 0;
+  std::map<std::string, std::size_t, std::less<>> node_memory_;
+  std::uint64_t graph_reserved_ = 0;
+  std::uint64_t graph_used_ = 0;
+  std::uint64_t graph_reserved_high_ = 0;
+  std::uint64_t graph_used_high_ = 0;
+  std::size_t lowest_free_ = std::size_t{80} << 30;
   std::size_t allocations_ = 0;
   std::size_t condition_handles_ = 0;
   std::size_t call_count_ = 0;

@@ -60,6 +60,11 @@ const api_table runtime_table{
     &cudaStreamUpdateCaptureDependencies,
     &cudaGetDevice,
     &get_last_error,
+    &cudaMemGetInfo,
+    &cudaDeviceGraphMemTrim,
+    &cudaDeviceGetGraphMemAttribute,
+    &cudaEventCreateWithFlags,
+    &cudaEventDestroy,
 };
 
 }  // namespace

@@ -2,6 +2,7 @@
 // hands out fake handles; none reaches CUDA.
 #include "cudag/native_recorder.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
@@ -95,6 +96,7 @@ struct recorder::impl {
     }
     *out = reinterpret_cast<cudaGraphNode_t>(
         r().make_handle(handle_kind::node, reinterpret_cast<std::uintptr_t>(g)));
+    r().node_weights_[reinterpret_cast<std::uintptr_t>(*out)].function = std::string(function);
     const std::size_t space = line.find(' ');
     line.insert(space, " " + pointer(*out));
     r().record(std::move(line));
@@ -133,6 +135,57 @@ struct recorder::impl {
             inner_info.state == handle_state::owned_by_node)
           destroy_graph_tree(inner);
     }
+  }
+
+  // ----------------------------------------------------- memory model --
+  /// Nodes per add function and mem_alloc bytes of graph `g`, nested
+  /// graphs (bodies, moved children, cloned children) included.
+  struct totals {
+    std::map<std::string, std::size_t> functions;
+    std::size_t alloc_bytes = 0;
+  };
+  static void add_totals(std::uintptr_t g, totals& t) {
+    auto members = r().members_.find(g);
+    if (members == r().members_.end()) return;
+    for (std::uintptr_t m : members->second) {
+      const handle_info& info = r().handles_[m];
+      if (info.kind != handle_kind::node || info.state == handle_state::destroyed) continue;
+      const node_weight& w = r().node_weights_[m];
+      ++t.functions[w.function];
+      t.alloc_bytes += w.alloc_bytes + w.clone_alloc_bytes;
+      for (const auto& [f, count] : w.clone_functions) t.functions[f] += count;
+      if (auto inner = r().members_.find(m); inner != r().members_.end())
+        for (std::uintptr_t body : inner->second)
+          if (r().handles_[body].kind == handle_kind::graph &&
+              r().handles_[body].state == handle_state::owned_by_node)
+            add_totals(body, t);
+    }
+  }
+  static void exec_made(cudaGraphExec_t x, cudaGraph_t g) {
+    totals t;
+    add_totals(reinterpret_cast<std::uintptr_t>(g), t);
+    exec_memory_state m;
+    m.bytes = r().exec_fixed_;
+    for (const auto& [f, count] : t.functions) {
+      m.nodes += count;
+      auto it = r().node_memory_.find(f);
+      m.bytes += count * (it != r().node_memory_.end() ? it->second : r().exec_per_node_);
+    }
+    m.graph_bytes = t.alloc_bytes;
+    r().exec_memory_[reinterpret_cast<std::uintptr_t>(x)] = m;
+    r().lowest_free_ = std::min(r().lowest_free_, r().device_memory_free());
+  }
+  /// An upload or launch maps the exec's graph memory (once until a trim).
+  static void map_graph_memory(cudaGraphExec_t x) {
+    auto it = r().exec_memory_.find(reinterpret_cast<std::uintptr_t>(x));
+    if (it == r().exec_memory_.end() || it->second.mapped) return;
+    it->second.mapped = true;
+    recorder& rec = r();
+    rec.graph_used_ += it->second.graph_bytes;
+    rec.graph_reserved_ = std::max(rec.graph_reserved_, rec.graph_used_);
+    rec.graph_used_high_ = std::max(rec.graph_used_high_, rec.graph_used_);
+    rec.graph_reserved_high_ = std::max(rec.graph_reserved_high_, rec.graph_reserved_);
+    rec.lowest_free_ = std::min(rec.lowest_free_, rec.device_memory_free());
   }
 
   // ------------------------------------------------------------ the table --
@@ -186,7 +239,15 @@ struct recorder::impl {
                                           const cudaGraphNode_t* d, std::size_t n,
                                           cudaGraph_t child) {
     if (!r().is(child, handle_kind::graph)) r().misuse("add_child_graph_node: child is not a live graph");
-    return add("add_child_graph_node", o, g, d, n, "clone of " + pointer(child));
+    const cudaError_t code = add("add_child_graph_node", o, g, d, n, "clone of " + pointer(child));
+    if (code == cudaSuccess) {  // the clone's nodes count as the exec's
+      totals t;
+      add_totals(reinterpret_cast<std::uintptr_t>(child), t);
+      node_weight& w = r().node_weights_[reinterpret_cast<std::uintptr_t>(*o)];
+      w.clone_functions = std::move(t.functions);
+      w.clone_alloc_bytes = t.alloc_bytes;
+    }
+    return code;
   }
   static cudaError_t add_empty_node(cudaGraphNode_t* o, cudaGraph_t g, const cudaGraphNode_t* d,
                                     std::size_t n) {
@@ -207,6 +268,7 @@ struct recorder::impl {
             "bytes=" + std::to_string(p->bytesize) +
                 " device=" + std::to_string(p->poolProps.location.id));
     if (code == cudaSuccess) {
+      r().node_weights_[reinterpret_cast<std::uintptr_t>(*o)].alloc_bytes = p->bytesize;
       // A fake device address, named after the node so that users read well.
       p->dptr = reinterpret_cast<void*>(0xd0000000ull + 0x100000ull * r().allocations_++);
       r().pointer_names_[p->dptr] = "mem@" + pointer(*o);
@@ -231,6 +293,7 @@ struct recorder::impl {
         auto& info = r().handles_[reinterpret_cast<std::uintptr_t>(p->graph.graph)];
         info.state = handle_state::owned_by_node;
         info.owner = reinterpret_cast<std::uintptr_t>(*o);
+        r().members_[info.owner].push_back(reinterpret_cast<std::uintptr_t>(p->graph.graph));
       }
       return code;
     }
@@ -357,6 +420,7 @@ struct recorder::impl {
       return cudaErrorInvalidValue;
     }
     *x = reinterpret_cast<cudaGraphExec_t>(r().make_handle(handle_kind::exec));
+    exec_made(*x, g);
     copy_host_callables(*x, g);
     p->result_out = cudaGraphInstantiateSuccess;
     p->errNode_out = nullptr;
@@ -391,6 +455,11 @@ struct recorder::impl {
       return cudaErrorInvalidValue;
     }
     r().handles_[reinterpret_cast<std::uintptr_t>(x)].state = handle_state::destroyed;
+    if (auto it = r().exec_memory_.find(reinterpret_cast<std::uintptr_t>(x));
+        it != r().exec_memory_.end()) {
+      if (it->second.mapped) r().graph_used_ -= it->second.graph_bytes;  // stays reserved
+      r().exec_memory_.erase(it);
+    }
     r().record(line);
     return cudaSuccess;
   }
@@ -400,6 +469,7 @@ struct recorder::impl {
     if (!r().is(x, handle_kind::exec)) r().misuse("launch: not a live exec");
     const cudaError_t code = simple("launch", "launch " + pointer(x) + " stream=" + pointer(s));
     if (code != cudaSuccess) return code;
+    map_graph_memory(x);
     const auto exec = reinterpret_cast<std::uintptr_t>(x);
     std::vector<cudaHostNodeParams> due;
     for (auto it = r().host_of_exec_.lower_bound({exec, 0});
@@ -412,7 +482,9 @@ struct recorder::impl {
   }
   static cudaError_t upload(cudaGraphExec_t x, cudaStream_t s) {
     if (!r().is(x, handle_kind::exec)) r().misuse("upload: not a live exec");
-    return simple("upload", "upload " + pointer(x) + " stream=" + pointer(s));
+    const cudaError_t code = simple("upload", "upload " + pointer(x) + " stream=" + pointer(s));
+    if (code == cudaSuccess) map_graph_memory(x);
+    return code;
   }
   static cudaError_t stream_create(cudaStream_t* s, unsigned flags) {
     if (const cudaError_t code = enter("stream_create", "stream_create")) return code;
@@ -517,6 +589,68 @@ struct recorder::impl {
     return cudaSuccess;
   }
   static cudaError_t get_last_error() { return cudaSuccess; }
+  static cudaError_t mem_get_info(std::size_t* free, std::size_t* total) {
+    if (const cudaError_t code = enter("mem_get_info", "mem_get_info")) return code;
+    if (free == nullptr || total == nullptr) {
+      r().misuse("mem_get_info: a null output");
+      return cudaErrorInvalidValue;
+    }
+    *total = r().device_total_;
+    *free = r().device_memory_free();
+    r().record("mem_get_info -> free=" + std::to_string(*free) + " total=" + std::to_string(*total));
+    return cudaSuccess;
+  }
+  static cudaError_t device_graph_mem_trim(int device) {
+    const std::string line = "device_graph_mem_trim device=" + std::to_string(device);
+    if (const cudaError_t code = enter("device_graph_mem_trim", line)) return code;
+    const std::uint64_t released = r().graph_reserved_;
+    r().graph_reserved_ = 0;
+    r().graph_used_ = 0;
+    for (auto& [x, m] : r().exec_memory_) m.mapped = false;
+    r().record(line + " -> released=" + std::to_string(released));
+    return cudaSuccess;
+  }
+  static cudaError_t device_get_graph_mem_attribute(int device, cudaGraphMemAttributeType attr,
+                                                    void* value) {
+    const char* name = "?";
+    std::uint64_t v = 0;
+    switch (attr) {
+      case cudaGraphMemAttrUsedMemCurrent: name = "used_current", v = r().graph_used_; break;
+      case cudaGraphMemAttrUsedMemHigh: name = "used_high", v = r().graph_used_high_; break;
+      case cudaGraphMemAttrReservedMemCurrent:
+        name = "reserved_current", v = r().graph_reserved_;
+        break;
+      case cudaGraphMemAttrReservedMemHigh:
+        name = "reserved_high", v = r().graph_reserved_high_;
+        break;
+    }
+    const std::string line = "device_get_graph_mem_attribute device=" + std::to_string(device) + " " + name;
+    if (const cudaError_t code = enter("device_get_graph_mem_attribute", line)) return code;
+    if (value == nullptr) {
+      r().misuse(line + ": a null output");
+      return cudaErrorInvalidValue;
+    }
+    std::memcpy(value, &v, sizeof v);
+    r().record(line + " -> " + std::to_string(v));
+    return cudaSuccess;
+  }
+  static cudaError_t event_create(cudaEvent_t* e, unsigned flags) {
+    if (const cudaError_t code = enter("event_create", "event_create")) return code;
+    *e = reinterpret_cast<cudaEvent_t>(r().make_handle(handle_kind::event));
+    r().record("event_create " + pointer(*e) + " flags=" + std::to_string(flags));
+    return cudaSuccess;
+  }
+  static cudaError_t event_destroy(cudaEvent_t e) {
+    const std::string line = "event_destroy " + pointer(e);
+    if (const cudaError_t code = enter("event_destroy", line)) return code;
+    if (!r().is(e, handle_kind::event)) {
+      r().misuse(line + ": not a live event");
+      return cudaErrorInvalidValue;
+    }
+    r().handles_[reinterpret_cast<std::uintptr_t>(e)].state = handle_state::destroyed;
+    r().record(line);
+    return cudaSuccess;
+  }
 
   static const api_table table;
 };
@@ -567,6 +701,11 @@ const api_table recorder::impl::table{
     &impl::stream_update_capture_dependencies,
     &impl::get_device,
     &impl::get_last_error,
+    &impl::mem_get_info,
+    &impl::device_graph_mem_trim,
+    &impl::device_get_graph_mem_attribute,
+    &impl::event_create,
+    &impl::event_destroy,
 };
 
 recorder::recorder() {
@@ -633,12 +772,13 @@ cudaError_t recorder::begin_call(std::string_view function) {
 void recorder::misuse(std::string what) { misuse_.push_back(std::move(what)); }
 
 std::uintptr_t recorder::make_handle(handle_kind kind, std::uintptr_t owner) {
-  static const char* const prefix[] = {"g", "n", "x", "s", "c"};
+  static const char* const prefix[] = {"g", "n", "x", "s", "c", "e"};
   const std::uintptr_t id = next_handle_;
   next_handle_ += 0x10;
   const auto k = static_cast<std::size_t>(kind);
   handles_[id] = handle_info{kind, handle_state::live, prefix[k] + std::to_string(++counters_[k]),
                              owner};
+  if (owner != 0) members_[owner].push_back(id);
   return id;
 }
 
@@ -675,6 +815,46 @@ std::size_t recorder::live_streams() const noexcept {
 bool recorder::node_enabled(cudaGraphExec_t x, cudaGraphNode_t n) const {
   auto it = enabled_.find({reinterpret_cast<std::uintptr_t>(x), reinterpret_cast<std::uintptr_t>(n)});
   return it == enabled_.end() || it->second;
+}
+
+}  // namespace cudag::native
+
+namespace cudag::native {
+
+void recorder::set_device_memory(std::size_t total, std::size_t taken_by_others) noexcept {
+  device_total_ = total;
+  device_taken_ = taken_by_others;
+  lowest_free_ = device_memory_free();
+}
+
+void recorder::set_exec_memory(std::size_t fixed, std::size_t per_node) noexcept {
+  exec_fixed_ = fixed;
+  exec_per_node_ = per_node;
+}
+
+void recorder::set_node_memory(std::string_view function, std::size_t per_node) {
+  node_memory_[std::string(function)] = per_node;
+}
+
+std::size_t recorder::exec_memory_in_use() const noexcept {
+  std::size_t sum = 0;
+  for (const auto& [x, m] : exec_memory_) sum += m.bytes;
+  return sum;
+}
+
+std::size_t recorder::device_memory_free() const noexcept {
+  const std::uint64_t taken = std::uint64_t{device_taken_} + exec_memory_in_use() + graph_reserved_;
+  return taken >= device_total_ ? 0 : static_cast<std::size_t>(device_total_ - taken);
+}
+
+std::size_t recorder::exec_memory(cudaGraphExec_t x) const noexcept {
+  auto it = exec_memory_.find(reinterpret_cast<std::uintptr_t>(x));
+  return it == exec_memory_.end() ? 0 : it->second.bytes;
+}
+
+std::size_t recorder::exec_nodes(cudaGraphExec_t x) const noexcept {
+  auto it = exec_memory_.find(reinterpret_cast<std::uintptr_t>(x));
+  return it == exec_memory_.end() ? 0 : it->second.nodes;
 }
 
 }  // namespace cudag::native

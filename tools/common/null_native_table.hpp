@@ -32,6 +32,20 @@ inline cudaError_t get_device(int* d) {
 }
 inline cudaError_t last_error() { return cudaSuccess; }
 inline cudaError_t stream_destroy(cudaStream_t) { return cudaSuccess; }
+inline cudaError_t mem_get_info(std::size_t* free, std::size_t* total) {
+  *free = *total = std::size_t{1} << 36;
+  return cudaSuccess;
+}
+inline cudaError_t graph_mem_trim(int) { return cudaSuccess; }
+inline cudaError_t graph_mem_attribute(int, cudaGraphMemAttributeType, void* value) {
+  *static_cast<std::uint64_t*>(value) = 0;
+  return cudaSuccess;
+}
+inline cudaError_t event_create(cudaEvent_t* e, unsigned) {
+  *e = fresh<cudaEvent_t>();
+  return cudaSuccess;
+}
+inline cudaError_t event_destroy(cudaEvent_t) { return cudaSuccess; }
 
 /// The runtime's table with the graph calls above in place of CUDA's.
 inline cudag::native::api_table table() {
@@ -42,6 +56,11 @@ inline cudag::native::api_table table() {
   t.get_device = get_device;
   t.get_last_error = last_error;
   t.stream_destroy = stream_destroy;
+  t.mem_get_info = mem_get_info;
+  t.device_graph_mem_trim = graph_mem_trim;
+  t.device_get_graph_mem_attribute = graph_mem_attribute;
+  t.event_create = event_create;
+  t.event_destroy = event_destroy;
   return t;
 }
 
