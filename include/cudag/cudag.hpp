@@ -17,6 +17,7 @@
 #include "cudag/capture.hpp"
 #include "cudag/check.hpp"
 #include "cudag/device_scalar.hpp"
+#include "cudag/diff.hpp"
 #include "cudag/dot.hpp"
 #include "cudag/dsl.hpp"
 #include "cudag/error.hpp"
