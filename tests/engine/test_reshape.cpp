@@ -94,7 +94,7 @@ TEST(ShapeRules, ReshapeSendsNewLaunchesThroughOneWholeUpdate) {
             "args=[y, x, 0x100, 0x40]\n"
             "kernel_node_set_params n3 layer grid=(16,4,1) block=(16,16,1) shared=0 "
             "args=[x, y, 0x100, 0x40]\n"
-            "exec_update x1 g1 -> success\n");
+            "exec_update x1 from g1\n");
   rec.clear();
   // The same shape again: nothing to send.
   EXPECT_EQ(e.reshape(to_256), cudag::rebind_path::none);
