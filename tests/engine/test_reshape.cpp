@@ -251,4 +251,64 @@ TEST(UpdateByName, ATopologyChangeIsRefusedNamingTheNode) {
   EXPECT_EQ(e.readers_of("batch"), (std::vector<std::string>{"l1", "l2", "l4"}));
 }
 
+TEST(UpdateByName, NestedChangesGoThroughOneWholeUpdate) {
+  const auto with_inner = [](int features) {
+    cudag::builder inner("inner");
+    auto y = inner.param<float*>("y");
+    auto batch = inner.param<int>("batch");
+    inner.kernel("deep", &layer, cudag::launch(dim3(2), dim3(32)), y, y, batch, features);
+    cudag::builder b("outer");
+    auto x = b.param<float*>("x");
+    auto yy = b.param<float*>("y");
+    auto bb = b.param<int>("batch");
+    auto first = b.kernel("first", &layer, cudag::launch(dim3(1), dim3(32)), x, yy, bb, 1);
+    auto stage = b.child("stage", inner.build());
+    b.edge(first, stage);
+    return b.build();
+  };
+  cudag::native::recorder rec;
+  name_everything(rec);
+  auto e = cudag::instantiate(with_inner(8), at_batch(4));
+  rec.clear();
+  e.update(with_inner(8), at_batch(4));
+  EXPECT_TRUE(rec.calls().empty()) << rec.transcript();
+  // Only the nested kernel changed: exec setters cannot reach it.
+  e.update(with_inner(9), at_batch(4));
+  EXPECT_EQ(rec.calls_starting("kernel_node_set_params").size(), 1u) << rec.transcript();
+  EXPECT_NE(rec.calls_starting("kernel_node_set_params")[0].find("0x9]"), std::string::npos)
+      << rec.transcript();
+  EXPECT_EQ(rec.calls_starting("exec_update").size(), 1u) << rec.transcript();
+  EXPECT_TRUE(rec.calls_starting("exec_kernel_node_set_params").empty()) << rec.transcript();
+}
+
+TEST(UpdateByName, HostAndMemsetNodesChangeInPlace) {
+  int seen = 0;
+  const auto spec_with = [&](int add, std::size_t count) {
+    cudag::builder b("mixed");
+    auto y = b.param<float*>("y");
+    auto clear = b.memset("clear", y, 0, count);
+    auto report = b.host("report", [&seen, add](int v) { seen = v + add; }, 5);
+    b.edge(clear, report);
+    return b.build();
+  };
+  cudag::native::recorder rec;
+  name_everything(rec);
+  const cudag::binding binds[] = {cudag::bind("y", dev_y)};
+  auto e = cudag::instantiate(spec_with(1, 64), binds);
+  e.launch(nullptr);
+  EXPECT_EQ(seen, 6);
+  rec.clear();
+  // A new callable is a change of the host node; the memset did not change.
+  e.update(spec_with(10, 64), binds);
+  EXPECT_EQ(rec.calls().size(), 1u) << rec.transcript();
+  EXPECT_EQ(rec.calls_starting("exec_host_node_set_params").size(), 1u) << rec.transcript();
+  e.launch(nullptr);
+  EXPECT_EQ(seen, 15);
+  rec.clear();
+  e.update(spec_with(10, 32), binds);  // a new width (and, built anew, a new callable)
+  EXPECT_EQ(rec.calls_starting("exec_memset_node_set_params").size(), 1u) << rec.transcript();
+  EXPECT_NE(rec.calls_starting("exec_memset_node_set_params")[0].find("width=32"), std::string::npos)
+      << rec.transcript();
+}
+
 }  // namespace
