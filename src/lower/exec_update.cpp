@@ -11,6 +11,7 @@
 
 #include "../check/checked_plan.hpp"
 #include "cudag/check.hpp"
+#include "cudag/diff.hpp"
 #include "cudag/rebind.hpp"
 
 #include "exec_state.hpp"
@@ -22,11 +23,19 @@ using detail::param_state;
 
 namespace {
 
-[[noreturn]] void refuse(const exec::impl& st, const std::string& node, const std::string& why) {
-  throw error("update: graph '" + st.spec.name + "' cannot be updated in place: " + why +
-                  "; CUDA updates only a graph of the same topology (instantiate again, or "
-                  "call update_or_reinstantiate)",
-              cudaErrorGraphExecUpdateFailure, {}, node);
+/// Refuses the update, naming the node; the message ends with what changed
+/// between the exec's spec and `next` (the first lines of their diff).
+[[noreturn]] void refuse(const exec::impl& st, const graph_spec& next, const std::string& node,
+                         const std::string& why) {
+  std::string message = "update: graph '" + st.spec.name + "' cannot be updated in place: " + why +
+                        "; CUDA updates only a graph of the same topology (instantiate again, or "
+                        "call update_or_reinstantiate)";
+  std::string changes = diff(st.spec, next).text(8);
+  if (!changes.empty()) {
+    changes.pop_back();  // the last line's '\n'
+    message += "\nwhat changed:\n" + changes;
+  }
+  throw error(message, cudaErrorGraphExecUpdateFailure, {}, node);
 }
 
 /// Every node of `g` by path, nested ones included.
@@ -51,25 +60,26 @@ std::vector<std::string_view> sorted_deps(const node& n) {
 
 /// What a whole-graph update cannot change about a paired node: its kind,
 /// its dependencies, and what allocation, free and conditional nodes are.
-void require_same_structure(const exec::impl& st, const node_state& n, const node& now) {
+void require_same_structure(const exec::impl& st, const graph_spec& next, const node_state& n,
+                            const node& now) {
   const node& was = *n.spec_node;
   if (was.kind() != now.kind())
-    refuse(st, n.path, "node '" + n.path + "' changes kind (" + std::string(kind_name(was.kind())) +
+    refuse(st, next, n.path, "node '" + n.path + "' changes kind (" + std::string(kind_name(was.kind())) +
                            " -> " + std::string(kind_name(now.kind())) + ")");
   if (sorted_deps(was) != sorted_deps(now))
-    refuse(st, n.path, "node '" + n.path + "' changes its dependencies");
+    refuse(st, next, n.path, "node '" + n.path + "' changes its dependencies");
   if (const auto* a = std::get_if<mem_alloc_node>(&was.params)) {
     const auto& b = std::get<mem_alloc_node>(now.params);
     if (a->buffer != b.buffer || a->bytes != b.bytes || a->device != b.device)
-      refuse(st, n.path, "allocation node '" + n.path + "' changes its buffer, size or device");
+      refuse(st, next, n.path, "allocation node '" + n.path + "' changes its buffer, size or device");
   }
   if (const auto* a = std::get_if<mem_free_node>(&was.params))
     if (a->buffer != std::get<mem_free_node>(now.params).buffer)
-      refuse(st, n.path, "free node '" + n.path + "' frees another buffer");
+      refuse(st, next, n.path, "free node '" + n.path + "' frees another buffer");
   if (const auto* a = std::get_if<conditional_node>(&was.params)) {
     const auto& b = std::get<conditional_node>(now.params);
     if (a->kind != b.kind || a->condition != b.condition || a->bodies.size() != b.bodies.size())
-      refuse(st, n.path, "conditional node '" + n.path + "' changes its kind, condition or bodies");
+      refuse(st, next, n.path, "conditional node '" + n.path + "' changes its kind, condition or bodies");
   }
 }
 
@@ -107,14 +117,14 @@ void exec::update(const graph_spec& changed, std::span<const binding> bindings) 
   for (const node_state& n : st.nodes) {
     const auto it = by_path.find(n.path);
     if (it == by_path.end())
-      refuse(st, n.path, "node '" + n.path + "' is not in the changed spec");
-    require_same_structure(st, n, *it->second);
+      refuse(st, next, n.path, "node '" + n.path + "' is not in the changed spec");
+    require_same_structure(st, next, n, *it->second);
   }
   if (by_path.size() != st.nodes.size())
     for (const auto& [path, n] : by_path)
       if (std::none_of(st.nodes.begin(), st.nodes.end(),
                        [&](const node_state& s) { return s.path == path; }))
-        refuse(st, path, "node '" + path + "' is new in the changed spec");
+        refuse(st, next, path, "node '" + path + "' is new in the changed spec");
 
   // The parameters: the same declarations, new values.
   std::vector<param_state> params;
@@ -123,10 +133,10 @@ void exec::update(const graph_spec& changed, std::span<const binding> bindings) 
   for (const param_state& p : params) {
     const param_state* old = detail::find_param(st.params, st.param_index, p.name);
     if (!old || !(old->type == p.type) || old->external_buffer != p.external_buffer)
-      refuse(st, {}, "parameter '" + p.name + "' is new or changes its type");
+      refuse(st, next, {}, "parameter '" + p.name + "' is new or changes its type");
   }
   if (params.size() != st.params.size())
-    refuse(st, {}, "the changed spec declares fewer parameters");
+    refuse(st, next, {}, "the changed spec declares fewer parameters");
   const auto param_bytes = [&](const std::string& name) -> std::span<const std::byte> {
     return detail::find_param(params, param_index, name)->bytes;
   };
@@ -142,7 +152,7 @@ void exec::update(const graph_spec& changed, std::span<const binding> bindings) 
     const std::vector<const value*> old_values = values_of(was);
     const std::vector<const value*> new_values = values_of(*p.now);
     if (old_values.size() != new_values.size() || new_values.size() != n.slot_count)
-      refuse(st, n.path, "node '" + n.path + "' reads " + std::to_string(new_values.size()) +
+      refuse(st, next, n.path, "node '" + n.path + "' reads " + std::to_string(new_values.size()) +
                              " values instead of " + std::to_string(old_values.size()));
     p.slots.resize(n.slot_count);
     for (std::uint32_t k = 0; k < n.slot_count; ++k) {
@@ -157,7 +167,7 @@ void exec::update(const graph_spec& changed, std::span<const binding> bindings) 
         // Buffers and conditions are the graph's own: the same source, the
         // same address or handle (an external buffer follows its parameter).
         if (!(v.source == old_values[k]->source))
-          refuse(st, n.path, "node '" + n.path + "' value " + std::to_string(k) +
+          refuse(st, next, n.path, "node '" + n.path + "' value " + std::to_string(k) +
                                  " reads another buffer or condition");
         const auto* b = std::get_if<buffer_ref>(&v.source);
         const param_state* external =
@@ -174,7 +184,7 @@ void exec::update(const graph_spec& changed, std::span<const binding> bindings) 
         }
       }
       if (out.size() != n.slot_sizes[k])
-        refuse(st, n.path, "node '" + n.path + "' value " + std::to_string(k) + " changes size (" +
+        refuse(st, next, n.path, "node '" + n.path + "' value " + std::to_string(k) + " changes size (" +
                                std::to_string(n.slot_sizes[k]) + " -> " +
                                std::to_string(out.size()) + " bytes)");
       p.changed |= !same_bytes(n.slots[k], out);
@@ -183,7 +193,7 @@ void exec::update(const graph_spec& changed, std::span<const binding> bindings) 
       const param_state* external = detail::find_param(params, param_index, f->buffer);
       const param_state* old = detail::find_param(st.params, st.param_index, f->buffer);
       if (external && external->external_buffer && external->bytes != old->bytes)
-        refuse(st, n.path, "free node '" + n.path + "' frees external buffer '" + f->buffer +
+        refuse(st, next, n.path, "free node '" + n.path + "' frees external buffer '" + f->buffer +
                                "' at another address, which CUDA cannot change");
     }
     std::visit(
@@ -208,7 +218,7 @@ void exec::update(const graph_spec& changed, std::span<const binding> bindings) 
           } else if constexpr (std::is_same_v<P, captured_node>) {
             p.changed |= a.record != b.record;
             if (p.changed && n.nested)
-              refuse(st, n.path, "captured node '" + n.path +
+              refuse(st, next, n.path, "captured node '" + n.path +
                                      "' inside a child graph or conditional body cannot be "
                                      "recorded again in place");
           }
