@@ -20,6 +20,7 @@
 #include "cudag/diff.hpp"
 #include "cudag/dot.hpp"
 #include "cudag/dsl.hpp"
+#include "cudag/eager.hpp"
 #include "cudag/error.hpp"
 #include "cudag/exec.hpp"
 #include "cudag/exec_cache.hpp"  // and footprint.hpp

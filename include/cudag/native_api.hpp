@@ -106,6 +106,20 @@ struct api_table {
   /// Events for the event nodes of footprint_model::measure.
   cudaError_t (*event_create)(cudaEvent_t*, unsigned int);
   cudaError_t (*event_destroy)(cudaEvent_t);
+
+  // stream work: a spec run without a graph (cudag::run_eagerly)
+  cudaError_t (*launch_kernel)(const void*, dim3, dim3, void**, std::size_t, cudaStream_t);
+  cudaError_t (*memcpy_3d_async)(const cudaMemcpy3DParms*, cudaStream_t);
+  /// `height` rows of `width` elements of 1, 2 or 4 bytes, `pitch` bytes
+  /// apart, set to the low bytes of `value` (the driver's cuMemsetD2D*Async).
+  cudaError_t (*memset_2d_async)(void* dst, std::size_t pitch, unsigned value,
+                                 unsigned element_size, std::size_t width, std::size_t height,
+                                 cudaStream_t);
+  cudaError_t (*launch_host_func)(cudaStream_t, cudaHostFn_t, void*);
+  cudaError_t (*event_record)(cudaEvent_t, cudaStream_t);
+  cudaError_t (*stream_wait_event)(cudaStream_t, cudaEvent_t, unsigned int);
+  cudaError_t (*malloc_async)(void**, std::size_t, cudaStream_t);
+  cudaError_t (*free_async)(void*, cudaStream_t);
 };
 
 /// The table in use. Set once at start-up by the library; replaced only by

@@ -19,6 +19,12 @@
 //   mem free      add_mem_free          -
 //   conditional   add_conditional       - (its bodies' nodes are set one by one)
 //
+// And, for a spec run without a graph (cudag::run_eagerly), each kind's
+// stream work: run_kernel (cudaLaunchKernel), run_memcpy, run_memset,
+// run_host (cudaLaunchHostFunc), run_event_record, run_event_wait,
+// run_mem_alloc and run_mem_free (stream-ordered allocation); children and
+// captured work run their nodes on the same stream, conditionals cannot run.
+//
 // Compiled in src/native/native_nodes.cpp; every call goes through the seam
 // of native_api.hpp. docs/engine.md says how to add a node kind.
 #include <cuda_runtime_api.h>
@@ -131,6 +137,16 @@ cudaGraphNode_t add_mem_free(cudaGraph_t g, deps_span deps, void* pointer, std::
 cudaGraphNode_t add_conditional(cudaGraph_t g, deps_span deps, cudaGraphConditionalHandle h,
                                 conditional_kind kind, unsigned body_count,
                                 std::span<cudaGraph_t> bodies_out, std::string_view name);
+
+// ------------------------------------------------- stream work, no graph --
+void run_kernel(cudaStream_t stream, const cudaKernelNodeParams& p, std::string_view name);
+void run_memcpy(cudaStream_t stream, const cudaMemcpy3DParms& p, std::string_view name);
+void run_memset(cudaStream_t stream, const cudaMemsetParams& p, std::string_view name);
+void run_host(cudaStream_t stream, const cudaHostNodeParams& p, std::string_view name);
+void run_event_record(cudaStream_t stream, cudaEvent_t e, std::string_view name);
+void run_event_wait(cudaStream_t stream, cudaEvent_t e, std::string_view name);
+[[nodiscard]] void* run_mem_alloc(cudaStream_t stream, std::size_t bytes, std::string_view name);
+void run_mem_free(cudaStream_t stream, void* pointer, std::string_view name);
 
 // --------------------------------------------------------- executable graph --
 /// Names a node of the graph being instantiated or updated ("" if unknown).

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -69,6 +70,10 @@ class recorder {
   [[nodiscard]] std::size_t live_graphs() const noexcept;
   [[nodiscard]] std::size_t live_execs() const noexcept;
   [[nodiscard]] std::size_t live_streams() const noexcept;
+  /// Stream-ordered allocations (malloc_async) not yet freed (free_async).
+  [[nodiscard]] std::size_t live_stream_allocations() const noexcept {
+    return stream_allocations_.size();
+  }
   /// Calls that CUDA would reject or that would crash it: destroying a
   /// handle that is not live, adding to a destroyed graph, a null output...
   [[nodiscard]] const std::vector<std::string>& misuse() const noexcept { return misuse_; }
@@ -178,6 +183,7 @@ class recorder {
   std::uint64_t graph_used_high_ = 0;
   std::size_t lowest_free_ = std::size_t{80} << 30;
   std::size_t allocations_ = 0;
+  std::set<const void*> stream_allocations_;
   std::size_t condition_handles_ = 0;
   std::size_t call_count_ = 0;
   std::size_t fail_at_ = static_cast<std::size_t>(-1);

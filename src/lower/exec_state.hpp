@@ -150,6 +150,17 @@ void lower_into(const graph_spec& spec, const check_detail::checked_plans& plans
                 const std::shared_ptr<host_failure_sink>& failures, unique_stream& capture_stream,
                 std::span<const cudaGraphNode_t> root_dependencies = {});
 
+/// Runs `spec` (checked) without a graph: each node, in the order lowering
+/// would create it, as stream work on `stream` (run_kernel, run_memcpy...).
+/// Returns the stream-ordered allocations no free node freed. A
+/// conditional node, or a value reading a condition, throws naming the node.
+std::vector<void*> run_into_stream(const graph_spec& spec, const check_detail::checked_plans& plans,
+                                   std::vector<param_state>& params,
+                                   const name_map<std::uint32_t>& param_index, cudaStream_t stream,
+                                   std::vector<node_state>& nodes, value_storage& storage,
+                                   std::vector<std::shared_ptr<const void>>& owned,
+                                   const std::shared_ptr<host_failure_sink>& failures);
+
 /// Sets the node's native parameters from its resolved values. `on_exec`:
 /// the executable graph's node (exec setters), else the template graph's.
 void push_node_params(node_state& n, cudaGraphExec_t on_exec, unique_stream& capture_stream,

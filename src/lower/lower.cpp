@@ -3,6 +3,7 @@
 // among peers keeps cudaGraphExecUpdate's pairing stable between lowerings.
 #include <algorithm>
 #include <exception>
+#include <optional>
 #include <cstring>
 
 #include "cudag/check.hpp"
@@ -42,16 +43,22 @@ class lowerer {
           std::vector<node_state>& nodes, value_storage& storage,
           std::vector<std::shared_ptr<const void>>& owned,
           const std::shared_ptr<host_failure_sink>& failures, unique_stream& capture_stream,
-          std::span<const cudaGraphNode_t> root_dependencies)
+          std::span<const cudaGraphNode_t> root_dependencies,
+          std::optional<cudaStream_t> eager = std::nullopt)
       : plans_(plans), params_(params), param_index_(param_index), nodes_(nodes), storage_(storage),
         owned_(owned), failures_(failures), capture_stream_(capture_stream),
-        root_dependencies_(root_dependencies) {}
+        root_dependencies_(root_dependencies), eager_(eager.has_value()),
+        stream_(eager.value_or(nullptr)) {}
+
+  /// Stream-ordered allocations an eager run made and no free node freed.
+  std::vector<void*> unfreed;
 
   void lower_graph(const graph_spec& g, cudaGraph_t target, const scope* parent,
                    const std::string& prefix, bool nested) {
     scope here;
     here.parent = parent;
-    for (const condition_decl& c : g.conditions)
+    // Without a graph there are no conditions: a node reading one refuses.
+    for (const condition_decl& c : eager_ ? std::span<const condition_decl>() : g.conditions)
       here.conditions.emplace(
           c.name, native::create_condition(target, c.default_value, c.assign_default,
                                            prefix + c.name));
@@ -110,6 +117,10 @@ class lowerer {
             const void* pointer = static_cast<const std::byte*>(base) + source.offset_bytes;
             put(&pointer, sizeof(pointer));
           } else {
+            if (eager_)
+              throw error("node '" + path + "' reads condition '" + source.name +
+                              "', which exists only in a graph: it cannot run without one",
+                          cudaErrorNotSupported, {}, path);
             const cudaGraphConditionalHandle* h = s.find_condition(source.name);
             if (!h) missing("condition", source.name, path);
             put(h, sizeof(*h));
@@ -159,16 +170,19 @@ class lowerer {
               });
             }
             if (p.keep_alive) owned_.push_back(p.keep_alive);
+            if (eager_) return native::run_kernel(stream_, st.kernel, path), nullptr;
             cudaGraphNode_t h = native::add_kernel(target, deps, st.kernel, path);
             if (p.priority != 0) native::set_kernel_priority(h, p.priority, path);
             return h;
           } else if constexpr (std::is_same_v<P, memcpy_node>) {
             const value operands[] = {p.dst, p.src};
             resolve_all(index, operands, s);
+            if (eager_) return native::run_memcpy(stream_, memcpy_params_of(nodes_[index], p), path), nullptr;
             return native::add_memcpy(target, deps, memcpy_params_of(nodes_[index], p), path);
           } else if constexpr (std::is_same_v<P, memset_node>) {
             const value operands[] = {p.dst, p.fill};
             resolve_all(index, operands, s);
+            if (eager_) return native::run_memset(stream_, memset_params_of(nodes_[index], p), path), nullptr;
             return native::add_memset(target, deps, memset_params_of(nodes_[index], p), path);
           } else if constexpr (std::is_same_v<P, host_node>) {
             resolve_all(index, p.args, s);
@@ -176,9 +190,16 @@ class lowerer {
             st.host = make_host_call(st, p, failures_);
             owned_.push_back(st.host);
             const cudaHostNodeParams hp = st.host->params();
+            if (eager_) return native::run_host(stream_, hp, path), nullptr;
             return native::add_host(target, deps, hp, path);
           } else if constexpr (std::is_same_v<P, captured_node>) {
             resolve_all(index, p.args, s);
+            if (eager_) {  // the library calls themselves, on the stream
+              const node_state& st = nodes_[index];
+              const std::vector<const void*> pointers(st.slots, st.slots + st.slot_count);
+              (*p.record)(stream_, pointers);
+              return nullptr;
+            }
             // Cloned into the graph; the recording is kept, to be given back
             // to the exec after a whole-graph update (see exec.cpp).
             node_state& st = nodes_[index];
@@ -186,6 +207,10 @@ class lowerer {
             return native::add_child(target, deps, st.captured.get(),
                                      native::child_ownership::clone, path);
           } else if constexpr (std::is_same_v<P, child_node>) {
+            if (eager_) {
+              lower_graph(*p.graph, nullptr, &s, nested_prefix(path, n), true);
+              return nullptr;
+            }
             unique_graph child = make_graph();
             lower_graph(*p.graph, child.get(), &s, nested_prefix(path, n), true);
             owned_.push_back(p.graph);
@@ -194,16 +219,26 @@ class lowerer {
             (void)child.release();
             return h;
           } else if constexpr (std::is_same_v<P, empty_node>) {
+            if (eager_) return nullptr;  // stream order already joins what came before
             return native::add_empty(target, deps, path);
           } else if constexpr (std::is_same_v<P, event_record_node>) {
             const value operands[] = {p.event};
             resolve_all(index, operands, s);
+            if (eager_) return native::run_event_record(stream_, event_at(nodes_[index]), path), nullptr;
             return native::add_event_record(target, deps, event_at(nodes_[index]), path);
           } else if constexpr (std::is_same_v<P, event_wait_node>) {
             const value operands[] = {p.event};
             resolve_all(index, operands, s);
+            if (eager_) return native::run_event_wait(stream_, event_at(nodes_[index]), path), nullptr;
             return native::add_event_wait(target, deps, event_at(nodes_[index]), path);
           } else if constexpr (std::is_same_v<P, mem_alloc_node>) {
+            if (eager_) {
+              void* pointer = native::run_mem_alloc(stream_, p.bytes, path);
+              s.buffers[p.buffer] = pointer;
+              nodes_[index].allocation = pointer;
+              unfreed.push_back(pointer);
+              return nullptr;
+            }
             native::allocation a = native::add_mem_alloc(target, deps, p.bytes, p.device, path);
             s.buffers[p.buffer] = a.pointer;
             nodes_[index].allocation = a.pointer;
@@ -217,9 +252,19 @@ class lowerer {
               external.uses.push_back({index, freed_slot});
               std::memcpy(&pointer, external.bytes.data(), sizeof(pointer));
             }
+            if (eager_) {
+              native::run_mem_free(stream_, pointer, path);
+              std::erase(unfreed, pointer);
+              return nullptr;
+            }
             return native::add_mem_free(target, deps, pointer, path);
           } else {
             static_assert(std::is_same_v<P, conditional_node>);
+            if (eager_)
+              throw error("conditional node '" + path +
+                              "' cannot run without a graph: its condition is set on the device "
+                              "while the graph runs",
+                          cudaErrorNotSupported, {}, path);
             const cudaGraphConditionalHandle* h = s.find_condition(p.condition);
             if (!h) missing("condition", p.condition, path);
             std::vector<cudaGraph_t> bodies(p.bodies.size(), nullptr);
@@ -260,6 +305,8 @@ class lowerer {
   const std::shared_ptr<host_failure_sink>& failures_;
   unique_stream& capture_stream_;
   std::span<const cudaGraphNode_t> root_dependencies_;  ///< of the top-level graph's roots
+  bool eager_ = false;  ///< each node runs as stream work on stream_, no graph
+  cudaStream_t stream_ = nullptr;  ///< (the null stream is a stream)
 };
 
 }  // namespace
@@ -467,6 +514,27 @@ void lower_into(const graph_spec& spec, const check_detail::checked_plans& plans
   nodes.reserve(spec.total_nodes());
   lowerer l(plans, params, param_index, nodes, storage, owned, failures, capture_stream, root_dependencies);
   l.lower_graph(spec, graph, nullptr, "", false);
+}
+
+std::vector<void*> run_into_stream(const graph_spec& spec, const check_detail::checked_plans& plans,
+                                   std::vector<param_state>& params,
+                                   const name_map<std::uint32_t>& param_index, cudaStream_t stream,
+                                   std::vector<node_state>& nodes, value_storage& storage,
+                                   std::vector<std::shared_ptr<const void>>& owned,
+                                   const std::shared_ptr<host_failure_sink>& failures) {
+  storage.reserve_for(spec);
+  nodes.reserve(spec.total_nodes());
+  unique_stream unused;
+  lowerer l(plans, params, param_index, nodes, storage, owned, failures, unused, {},
+            std::optional<cudaStream_t>(stream));
+  try {
+    l.lower_graph(spec, nullptr, nullptr, "", false);
+  } catch (...) {
+    // What ran so far stays enqueued; its memory goes back after it.
+    for (void* p : l.unfreed) (void)native::api().free_async(p, stream);
+    throw;
+  }
+  return std::move(l.unfreed);
 }
 
 void bind_params(const graph_spec& spec, std::span<const binding> bindings,

@@ -3,6 +3,8 @@
 // the runtime's graph-building functions.
 #include "cudag/native_nodes.hpp"
 
+#include <cuda.h>
+
 #include <string>
 
 #include "cudag/native_api.hpp"
@@ -13,6 +15,67 @@ namespace cudag::native {
 namespace {
 
 cudaError_t get_last_error() { return cudaGetLastError(); }
+
+/// The runtime sets memory in bytes only; the driver in 1, 2 or 4-byte
+/// elements, reached through the runtime so that nothing links libcuda.
+cudaError_t memset_2d_async(void* dst, std::size_t pitch, unsigned value, unsigned element_size,
+                            std::size_t width, std::size_t height, cudaStream_t stream) {
+  using d8 = CUresult (*)(CUdeviceptr, std::size_t, unsigned char, std::size_t, std::size_t, CUstream);
+  using d16 = CUresult (*)(CUdeviceptr, std::size_t, unsigned short, std::size_t, std::size_t, CUstream);
+  using d32 = CUresult (*)(CUdeviceptr, std::size_t, unsigned int, std::size_t, std::size_t, CUstream);
+  static void* const functions[3] = {
+      [] {
+        void* fn = nullptr;
+        cudaDriverEntryPointQueryResult status{};
+        if (cudaGetDriverEntryPointByVersion("cuMemsetD2D8Async", &fn, 12000, cudaEnableDefault,
+                                             &status) != cudaSuccess)
+          (void)cudaGetLastError();
+        return fn;
+      }(),
+      [] {
+        void* fn = nullptr;
+        cudaDriverEntryPointQueryResult status{};
+        if (cudaGetDriverEntryPointByVersion("cuMemsetD2D16Async", &fn, 12000, cudaEnableDefault,
+                                             &status) != cudaSuccess)
+          (void)cudaGetLastError();
+        return fn;
+      }(),
+      [] {
+        void* fn = nullptr;
+        cudaDriverEntryPointQueryResult status{};
+        if (cudaGetDriverEntryPointByVersion("cuMemsetD2D32Async", &fn, 12000, cudaEnableDefault,
+                                             &status) != cudaSuccess)
+          (void)cudaGetLastError();
+        return fn;
+      }(),
+  };
+  const auto at = reinterpret_cast<CUdeviceptr>(dst);
+  CUresult r = CUDA_ERROR_NOT_SUPPORTED;
+  switch (element_size) {
+    case 1:
+      if (functions[0])
+        r = reinterpret_cast<d8>(functions[0])(at, pitch, static_cast<unsigned char>(value), width,
+                                               height, stream);
+      break;
+    case 2:
+      if (functions[1])
+        r = reinterpret_cast<d16>(functions[1])(at, pitch, static_cast<unsigned short>(value), width,
+                                                height, stream);
+      break;
+    case 4:
+      if (functions[2])
+        r = reinterpret_cast<d32>(functions[2])(at, pitch, value, width, height, stream);
+      break;
+    default: return cudaErrorInvalidValue;
+  }
+  // The driver's and the runtime's codes share their values for these.
+  return r == CUDA_SUCCESS ? cudaSuccess : static_cast<cudaError_t>(r);
+}
+
+cudaError_t launch_kernel(const void* f, dim3 grid, dim3 block, void** args, std::size_t shared,
+                          cudaStream_t stream) {
+  return cudaLaunchKernel(f, grid, block, args, shared, stream);
+}
 
 const api_table runtime_table{
     &cudaGraphCreate,
@@ -65,6 +128,14 @@ const api_table runtime_table{
     &cudaDeviceGetGraphMemAttribute,
     &cudaEventCreateWithFlags,
     &cudaEventDestroy,
+    &launch_kernel,
+    &cudaMemcpy3DAsync,
+    &memset_2d_async,
+    &cudaLaunchHostFunc,
+    &cudaEventRecord,
+    &cudaStreamWaitEvent,
+    &cudaMallocAsync,
+    &cudaFreeAsync,
 };
 
 }  // namespace
@@ -93,6 +164,35 @@ inline void check(cudaError_t code, const char* call, std::string_view name) {
 }
 
 }  // namespace
+
+void run_kernel(cudaStream_t stream, const cudaKernelNodeParams& p, std::string_view name) {
+  check(api().launch_kernel(p.func, p.gridDim, p.blockDim, p.kernelParams, p.sharedMemBytes, stream),
+        "cudaLaunchKernel", name);
+}
+void run_memcpy(cudaStream_t stream, const cudaMemcpy3DParms& p, std::string_view name) {
+  check(api().memcpy_3d_async(&p, stream), "cudaMemcpy3DAsync", name);
+}
+void run_memset(cudaStream_t stream, const cudaMemsetParams& p, std::string_view name) {
+  check(api().memset_2d_async(p.dst, p.pitch, p.value, p.elementSize, p.width, p.height, stream),
+        "cuMemsetD2DAsync", name);
+}
+void run_host(cudaStream_t stream, const cudaHostNodeParams& p, std::string_view name) {
+  check(api().launch_host_func(stream, p.fn, p.userData), "cudaLaunchHostFunc", name);
+}
+void run_event_record(cudaStream_t stream, cudaEvent_t e, std::string_view name) {
+  check(api().event_record(e, stream), "cudaEventRecord", name);
+}
+void run_event_wait(cudaStream_t stream, cudaEvent_t e, std::string_view name) {
+  check(api().stream_wait_event(stream, e, 0), "cudaStreamWaitEvent", name);
+}
+void* run_mem_alloc(cudaStream_t stream, std::size_t bytes, std::string_view name) {
+  void* p = nullptr;
+  check(api().malloc_async(&p, bytes, stream), "cudaMallocAsync", name);
+  return p;
+}
+void run_mem_free(cudaStream_t stream, void* pointer, std::string_view name) {
+  check(api().free_async(pointer, stream), "cudaFreeAsync", name);
+}
 
 cudaGraphNode_t add_kernel(cudaGraph_t g, deps_span deps, const cudaKernelNodeParams& p,
                            std::string_view name) {

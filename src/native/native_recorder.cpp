@@ -652,6 +652,64 @@ struct recorder::impl {
     return cudaSuccess;
   }
 
+  // Stream work of a spec run without a graph: recorded, host functions
+  // run at once (the recorder's stream is always idle).
+  static cudaError_t launch_kernel(const void* f, dim3 grid, dim3 block, void** args,
+                                   std::size_t shared, cudaStream_t s) {
+    cudaKernelNodeParams p{};
+    p.func = const_cast<void*>(f);
+    p.gridDim = grid;
+    p.blockDim = block;
+    p.kernelParams = args;
+    p.sharedMemBytes = static_cast<unsigned>(shared);
+    return simple("launch_kernel", "launch_kernel stream=" + pointer(s) + " " + kernel(p));
+  }
+  static cudaError_t memcpy_3d_async(const cudaMemcpy3DParms* p, cudaStream_t s) {
+    return simple("memcpy_3d_async", "memcpy_3d_async stream=" + pointer(s) + " " + memcpy(*p));
+  }
+  static cudaError_t memset_2d_async(void* dst, std::size_t pitch, unsigned value, unsigned element,
+                                     std::size_t width, std::size_t height, cudaStream_t s) {
+    cudaMemsetParams p{};
+    p.dst = dst;
+    p.pitch = pitch;
+    p.value = value;
+    p.elementSize = element;
+    p.width = width;
+    p.height = height;
+    return simple("memset_2d_async", "memset_2d_async stream=" + pointer(s) + " " + memset(p));
+  }
+  static cudaError_t launch_host_func(cudaStream_t s, cudaHostFn_t fn, void* data) {
+    const cudaError_t code = simple("launch_host_func", "launch_host_func stream=" + pointer(s));
+    if (code == cudaSuccess && fn) fn(data);
+    return code;
+  }
+  static cudaError_t event_record(cudaEvent_t e, cudaStream_t s) {
+    return simple("event_record", "event_record " + pointer(e) + " stream=" + pointer(s));
+  }
+  static cudaError_t stream_wait_event(cudaStream_t s, cudaEvent_t e, unsigned flags) {
+    return simple("stream_wait_event", "stream_wait_event stream=" + pointer(s) + " " + pointer(e) +
+                                           " flags=" + std::to_string(flags));
+  }
+  static cudaError_t malloc_async(void** out, std::size_t bytes, cudaStream_t s) {
+    const std::string line = "malloc_async bytes=" + std::to_string(bytes) + " stream=" + pointer(s);
+    if (const cudaError_t code = enter("malloc_async", line)) return code;
+    *out = reinterpret_cast<void*>(0xa0000000ull + 0x100000ull * r().allocations_++);
+    r().pointer_names_[*out] = "stream_mem" + std::to_string(r().allocations_);
+    r().stream_allocations_.insert(*out);
+    r().record(line + " -> " + pointer(*out));
+    return cudaSuccess;
+  }
+  static cudaError_t free_async(void* p, cudaStream_t s) {
+    const std::string line = "free_async " + pointer(p) + " stream=" + pointer(s);
+    if (const cudaError_t code = enter("free_async", line)) return code;
+    if (r().stream_allocations_.erase(p) == 0) {
+      r().misuse(line + ": not a live stream-ordered allocation");
+      return cudaErrorInvalidValue;
+    }
+    r().record(line);
+    return cudaSuccess;
+  }
+
   static const api_table table;
 };
 
@@ -706,6 +764,14 @@ const api_table recorder::impl::table{
     &impl::device_get_graph_mem_attribute,
     &impl::event_create,
     &impl::event_destroy,
+    &impl::launch_kernel,
+    &impl::memcpy_3d_async,
+    &impl::memset_2d_async,
+    &impl::launch_host_func,
+    &impl::event_record,
+    &impl::stream_wait_event,
+    &impl::malloc_async,
+    &impl::free_async,
 };
 
 recorder::recorder() {

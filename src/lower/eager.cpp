@@ -1,0 +1,204 @@
+// A spec run as stream work without a graph, and the payoff measurement
+// that compares it with graphs. The walk is lowering's own (run_into_stream),
+// so an eager run resolves values, checks and names nodes exactly as a
+// graph of the same spec does.
+#include "cudag/eager.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <optional>
+
+#include "../check/checked_plan.hpp"
+#include "cudag/exec.hpp"
+#include "cudag/native_api.hpp"
+
+#include "exec_state.hpp"
+
+namespace cudag {
+
+struct eager_run::state {
+  cudaStream_t stream = nullptr;
+  std::vector<detail::node_state> nodes;  ///< host nodes' callables point into these
+  detail::value_storage values;
+  std::vector<std::shared_ptr<const void>> owned;
+  std::shared_ptr<host_failure_sink> failures = std::make_shared<host_failure_sink>();
+  bool pending = true;
+};
+
+eager_run::eager_run(std::unique_ptr<state> s) : state_(std::move(s)) {}
+eager_run::eager_run(eager_run&&) noexcept = default;
+eager_run& eager_run::operator=(eager_run&& other) noexcept {
+  if (this != &other) {
+    if (state_ && state_->pending) (void)native::api().stream_synchronize(state_->stream);
+    state_ = std::move(other.state_);
+  }
+  return *this;
+}
+eager_run::~eager_run() {
+  // Enqueued host functions still point into this run.
+  if (state_ && state_->pending) (void)native::api().stream_synchronize(state_->stream);
+}
+
+void eager_run::synchronize() {
+  if (!state_) throw error("eager run: used after it was moved from");
+  const cudaError_t code = native::api().stream_synchronize(state_->stream);
+  state_->pending = false;
+  if (code != cudaSuccess) throw_cuda_error(code, "cudaStreamSynchronize", {});
+  state_->failures->rethrow_if_failed();
+}
+
+eager_run run_eagerly(const graph_spec& spec, std::span<const binding> bindings,
+                      cudaStream_t stream) {
+  const check_detail::checked_plans plans = check_detail::check_and_plan(spec, bindings);
+  std::vector<detail::param_state> params;
+  detail::name_map<std::uint32_t> index;
+  detail::bind_params(spec, bindings, params, index);
+  auto st = std::make_unique<eager_run::state>();
+  st->stream = stream;
+  eager_run run(std::move(st));
+  eager_run::state& s = *run.state_;
+  const std::vector<void*> unfreed = detail::run_into_stream(spec, plans, params, index, stream, s.nodes,
+                                                             s.values, s.owned, s.failures);
+  for (void* p : unfreed) native::run_mem_free(stream, p, spec.name);
+  return run;
+}
+
+// ------------------------------------------------------------------- payoff --
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+template <class F>
+double time_us(F&& f) {
+  const auto start = clock_type::now();
+  f();
+  return std::chrono::duration<double, std::micro>(clock_type::now() - start).count();
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
+std::string describe(std::span<const binding> shape) {
+  std::string out;
+  for (const binding& b : shape) {
+    if (!out.empty()) out += ' ';
+    out += b.name + '=';
+    if (b.type.is_integral && !b.bytes.empty() && b.bytes.size() <= 8)
+      out += std::to_string(detail::integral_value(b.bytes));
+    else
+      out += "(" + std::to_string(b.bytes.size()) + " bytes)";
+  }
+  return out;
+}
+
+std::vector<binding> merged(std::span<const binding> base, std::span<const binding> shape) {
+  std::vector<binding> out(base.begin(), base.end());
+  for (const binding& b : shape) {
+    auto it = std::find_if(out.begin(), out.end(), [&](const binding& o) { return o.name == b.name; });
+    if (it == out.end()) out.push_back(b);
+    else *it = b;
+  }
+  return out;
+}
+
+void wait(cudaStream_t stream) {
+  const cudaError_t code = native::api().stream_synchronize(stream);
+  if (code != cudaSuccess) throw_cuda_error(code, "cudaStreamSynchronize", {});
+}
+
+}  // namespace
+
+payoff_report measure_payoff(const graph_spec& spec, std::span<const binding> bindings,
+                             std::span<const std::vector<binding>> shapes, cudaStream_t stream,
+                             int repetitions) {
+  if (repetitions < 1) throw error("measure_payoff: repetitions must be at least 1");
+  payoff_report report;
+  exec shared = instantiate(spec, bindings);
+  shared.upload(stream);
+  for (const std::vector<binding>& shape : shapes) {
+    const std::vector<binding> all = merged(bindings, shape);
+    payoff_row row;
+    row.shape = describe(shape);
+    std::vector<double> eager, build, replay, reshape, reshaped;
+    std::optional<exec> dedicated;
+    for (int r = 0; r < repetitions; ++r) {
+      // Three ways, in an order that turns each repetition.
+      for (int k = 0; k < 3; ++k) switch ((k + r) % 3) {
+          case 0:
+            eager.push_back(time_us([&] { run_eagerly(spec, all, stream).synchronize(); }));
+            break;
+          case 1:
+            if (dedicated && r % 3 != 0) {
+              replay.push_back(time_us([&] {
+                dedicated->launch(stream);
+                dedicated->synchronize(stream);
+              }));
+              break;
+            }
+            dedicated.reset();
+            build.push_back(time_us([&] {
+              dedicated.emplace(instantiate(spec, all));
+              dedicated->upload(stream);
+              wait(stream);
+            }));
+            break;
+          default:
+            (void)shared.reshape(bindings);  // from the first shape, untimed
+            reshape.push_back(time_us([&] { (void)shared.reshape(shape); }));
+            reshaped.push_back(time_us([&] {
+              shared.launch(stream);
+              shared.synchronize(stream);
+            }));
+        }
+    }
+    if (replay.empty()) {  // one repetition: replay the exec built
+      replay.push_back(time_us([&] {
+        dedicated->launch(stream);
+        dedicated->synchronize(stream);
+      }));
+    }
+    row.eager_us = median(eager);
+    row.graph_build_us = median(build);
+    row.graph_replay_us = median(replay);
+    row.reshape_us = median(reshape);
+    row.reshaped_replay_us = median(reshaped);
+    report.rows.push_back(std::move(row));
+  }
+  return report;
+}
+
+std::string payoff_report::text() const {
+  std::string out =
+      "| shape | eager us | graph: build us | graph: replay us | reshape us | replay after reshape us |\n"
+      "| --- | ---: | ---: | ---: | ---: | ---: |\n";
+  char line[256];
+  for (const payoff_row& r : rows) {
+    std::snprintf(line, sizeof line, "| %s | %.1f | %.1f | %.1f | %.1f | %.1f |\n", r.shape.c_str(),
+                  r.eager_us, r.graph_build_us, r.graph_replay_us, r.reshape_us,
+                  r.reshaped_replay_us);
+    out += line;
+  }
+  for (const payoff_row& r : rows) {
+    const double saved = r.eager_us - r.graph_replay_us;
+    if (saved <= 0) {
+      std::snprintf(line, sizeof line, "%s: a replay is not faster than eager launches here\n",
+                    r.shape.c_str());
+    } else {
+      std::snprintf(line, sizeof line,
+                    "%s: a replay saves %.1f us; a graph of its own pays off after %.0f replays, "
+                    "a reshape of a shared one after %.0f\n",
+                    r.shape.c_str(), saved, std::ceil(r.graph_build_us / saved),
+                    std::ceil(r.reshape_us / std::max(1e-9, r.eager_us - r.reshaped_replay_us)));
+    }
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace cudag
