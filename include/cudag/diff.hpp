@@ -80,10 +80,17 @@ struct spec_diff {
 /// name). A name declared twice in one graph pairs by its first declaration;
 /// later ones count as added or removed. Child graphs that are the same
 /// object on both sides are not compared further. The top-level graphs'
-/// own names are not compared (a child graph's name is). Throws
+/// own names are not compared (a child graph's name is), nor what keeps a
+/// kernel's module alive (kernel_node::keep_alive). Throws
 /// cudag::error, naming the node, for a child graph that contains itself and
 /// for graphs nested more than 64 deep.
 [[nodiscard]] spec_diff diff(const graph_spec& before, const graph_spec& after);
+
+/// diff(before, after).text(max_changes): the changes for the message of a
+/// refused update, at most `max_changes` lines and a count of the rest; ""
+/// when the specs do not differ.
+[[nodiscard]] std::string diff_text(const graph_spec& before, const graph_spec& after,
+                                    std::size_t max_changes = 20);
 
 /// DOT picture of the union of both graphs: added nodes and edges green,
 /// removed ones red and dashed, changed nodes orange with their changes (those

@@ -969,6 +969,10 @@ spec_diff diff(const graph_spec& before, const graph_spec& after) {
   return d;
 }
 
+std::string diff_text(const graph_spec& before, const graph_spec& after, std::size_t max_changes) {
+  return diff(before, after).text(max_changes);
+}
+
 std::string to_dot(const spec_diff& d, const graph_spec& before, const graph_spec& after) {
   return diff_dot_writer(d).write(before, after);
 }

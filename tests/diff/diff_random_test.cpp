@@ -357,7 +357,7 @@ TEST(DiffRandom, HundredThousandChangesInLinearTime) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(d.changes.size(), 2 * count);
   EXPECT_TRUE(d.same_topology() == false);
-  EXPECT_LT(seconds, 20.0);
+  EXPECT_LT(seconds, 5.0) << "10^5 changes in " << seconds << " s";
   std::size_t lines = 0;
   for (char c : text) lines += c == '\n';
   EXPECT_EQ(lines, 2 * count);

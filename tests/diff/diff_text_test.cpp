@@ -443,6 +443,11 @@ TEST(Diff, TextCanBeCut) {
   EXPECT_EQ(d.text(5), d.text());
   EXPECT_EQ(d.text(100), d.text());
   EXPECT_EQ(d.text(0), "... and 5 more changes\n");
+  // The text for a refused update's message.
+  EXPECT_EQ(diff_text(before, after, 3), "added a: empty\nadded b: empty\nadded c: empty\n"
+                                         "... and 2 more changes\n");
+  EXPECT_EQ(diff_text(before, after), d.text());
+  EXPECT_EQ(diff_text(after, after), "");
   EXPECT_EQ(change_kind_name(change_kind::params_changed), "params_changed");
   EXPECT_EQ(change_kind_name(change_kind::declaration_changed), "declaration_changed");
 }
