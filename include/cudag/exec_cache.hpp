@@ -39,7 +39,8 @@ namespace cudag {
 /// and the order in which nodes, dependencies, parameters and conditions
 /// were declared. Equal topologies give equal keys; different ones collide
 /// with a chance of about 2^-64 a pair (a collision shows as a refused or
-/// wrong update).
+/// wrong update). Valid within one process (strings go through std::hash).
+/// Cost: a few tens of nanoseconds a node.
 [[nodiscard]] std::uint64_t topology_key(const graph_spec& spec);
 
 struct exec_cache_options {
@@ -103,6 +104,10 @@ class exec_cache {
   /// what instantiate() throws (a check_error for a bad spec, on a hit too)
   /// and, with reinstantiate_on_refusal off, the refused update.
   exec& acquire(const graph_spec& spec, std::span<const binding> bindings);
+  /// The same with `key` = topology_key(spec) computed by the caller, once
+  /// for a spec it acquires again and again (the key costs a few tens of
+  /// nanoseconds a node; a wrong key is the caller's collision).
+  exec& acquire(std::uint64_t key, const graph_spec& spec, std::span<const binding> bindings);
 
   /// Whether an exec of this topology is cached (no recency change).
   [[nodiscard]] bool contains(const graph_spec& spec) const;

@@ -85,7 +85,9 @@ struct footprint_model {
 
 /// A spec's footprint, before instantiating.
 struct footprint {
-  /// Nodes of each kind, those of child graphs and conditional bodies included.
+  /// Nodes of each kind, those of child graphs and conditional bodies
+  /// included (a body once, however often it runs). A captured node counts
+  /// as one: what it records is not known before it is recorded.
   std::array<std::size_t, node_kind_count> nodes_by_kind{};
   std::size_t nodes = 0;   ///< all of them (= spec.total_nodes())
   std::size_t graphs = 0;  ///< the spec's graph, its children and bodies

@@ -4,6 +4,8 @@
 #include "cudag/exec_cache.hpp"
 
 #include <algorithm>
+#include <bit>
+#include <functional>
 #include <string_view>
 
 #include "cudag/check.hpp"
@@ -13,28 +15,50 @@
 namespace cudag {
 namespace {
 
-/// FNV-1a over the fields, finished by splitmix64's mixer.
+/// splitmix64's finalizer: spreads every input bit over the result.
+constexpr std::uint64_t mix(std::uint64_t z) noexcept {
+  z += 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+/// An ordered combination of 64-bit words; strings through std::hash (the
+/// key lives in one process, so the standard library's hash will do).
 class hasher {
  public:
-  void bytes(const void* data, std::size_t size) noexcept {
-    const auto* p = static_cast<const unsigned char*>(data);
-    for (std::size_t i = 0; i < size; ++i) h_ = (h_ ^ p[i]) * 0x100000001b3ull;
+  explicit hasher(std::uint64_t tag) noexcept : h_(mix(tag)) {}
+  /// One multiply a word (the step is a bijection of the word for a given
+  /// state); done() mixes the whole.
+  void u64(std::uint64_t v) noexcept { h_ = (std::rotl(h_, 5) ^ v) * 0x517cc1b727220a95ull; }
+  void str(std::string_view s) noexcept { u64(std::hash<std::string_view>{}(s)); }
+  [[nodiscard]] std::uint64_t done() const noexcept { return mix(h_); }
+
+ private:
+  std::uint64_t h_;
+};
+
+/// An unordered combination (a multiset of words): the sum and the xor of
+/// their mixed values.
+class unordered_hasher {
+ public:
+  void add(std::uint64_t v) noexcept {
+    const std::uint64_t m = mix(v);
+    sum_ += m;
+    xor_ ^= m;
+    ++count_;
   }
-  void u64(std::uint64_t v) noexcept { bytes(&v, sizeof v); }
-  void str(std::string_view s) noexcept {
-    u64(s.size());
-    bytes(s.data(), s.size());
-  }
-  [[nodiscard]] std::uint64_t done() const noexcept {
-    std::uint64_t z = h_ + 0x9e3779b97f4a7c15ull;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+  void into(hasher& h) const noexcept {
+    h.u64(count_);
+    h.u64(sum_);
+    h.u64(xor_);
   }
 
  private:
-  std::uint64_t h_ = 0xcbf29ce484222325ull;
+  std::uint64_t sum_ = 0, xor_ = 0, count_ = 0;
 };
+
+enum tag : std::uint64_t { node_tag = 1, param_tag, condition_tag, graph_tag };
 
 void hash_type(hasher& h, const type_tag& t) {
   h.str(t.info ? std::string_view(t.info->name()) : std::string_view());
@@ -44,21 +68,18 @@ void hash_type(hasher& h, const type_tag& t) {
 std::uint64_t graph_key(const graph_spec& g);
 
 std::uint64_t node_key(const node& n) {
-  hasher h;
-  h.str("node");
+  hasher h(node_tag);
   h.str(n.name);
   h.u64(static_cast<std::uint64_t>(n.kind()));
-  std::vector<std::string_view> deps(n.deps.begin(), n.deps.end());
-  std::sort(deps.begin(), deps.end());
-  h.u64(deps.size());
-  for (std::string_view d : deps) h.str(d);
+  unordered_hasher deps;
+  for (const std::string& d : n.deps) deps.add(std::hash<std::string_view>{}(d));
+  deps.into(h);
   // What each value is, not what it holds: a node reading another graph
   // buffer or condition, or more or fewer values, cannot be updated in place.
   std::uint64_t values = 0;
   for_each_value(n, [&](const value& v) {
     ++values;
-    h.u64(v.type.size);
-    h.u64(v.source.index());
+    h.u64((std::uint64_t{v.type.size} << 8) | v.source.index());
     if (const auto* b = std::get_if<buffer_ref>(&v.source)) {
       h.str(b->name);
       h.u64(b->offset_bytes);
@@ -84,34 +105,29 @@ std::uint64_t node_key(const node& n) {
   return h.done();
 }
 
-/// Hashes of the parts sorted, so that declaration order does not count.
+/// Nodes, parameters and conditions as multisets: declaration order does
+/// not count.
 std::uint64_t graph_key(const graph_spec& g) {
-  std::vector<std::uint64_t> nodes, params, conditions;
-  nodes.reserve(g.nodes.size());
-  for (const node& n : g.nodes) nodes.push_back(node_key(n));
+  unordered_hasher nodes, params, conditions;
+  for (const node& n : g.nodes) nodes.add(node_key(n));
   for (const param_decl& p : g.params) {
-    hasher h;
-    h.str("param");
+    hasher h(param_tag);
     h.str(p.name);
     hash_type(h, p.type);
     h.u64(p.external_buffer ? 1 : 0);
-    params.push_back(h.done());
+    params.add(h.done());
   }
   for (const condition_decl& c : g.conditions) {
-    hasher h;
-    h.str("condition");
+    hasher h(condition_tag);
     h.str(c.name);
     h.u64(c.default_value);
     h.u64(c.assign_default ? 1 : 0);
-    conditions.push_back(h.done());
+    conditions.add(h.done());
   }
-  hasher h;
-  h.str("graph");
-  for (auto* part : {&nodes, &params, &conditions}) {
-    std::sort(part->begin(), part->end());
-    h.u64(part->size());
-    for (std::uint64_t v : *part) h.u64(v);
-  }
+  hasher h(graph_tag);
+  nodes.into(h);
+  params.into(h);
+  conditions.into(h);
   return h.done();
 }
 
@@ -205,7 +221,11 @@ void exec_cache::make(entry& e, const graph_spec& spec, std::span<const binding>
 }
 
 exec& exec_cache::acquire(const graph_spec& spec, std::span<const binding> bindings) {
-  const std::uint64_t key = topology_key(spec);
+  return acquire(topology_key(spec), spec, bindings);
+}
+
+exec& exec_cache::acquire(std::uint64_t key, const graph_spec& spec,
+                          std::span<const binding> bindings) {
   if (auto found = by_key_.find(key); found != by_key_.end()) {
     const list::iterator it = found->second;
     entries_.splice(entries_.begin(), entries_, it);  // most recent; iterators stay valid

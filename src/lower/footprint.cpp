@@ -106,8 +106,6 @@ struct graph_walk {
   /// its graph-owned buffers; `unfreed` tells whether one outlives `g`.
   std::uint64_t walk(const graph_spec& g, bool& unfreed) {
     ++out.graphs;
-    std::unordered_map<std::string_view, std::size_t> index;
-    for (std::size_t i = 0; i < g.nodes.size(); ++i) index.emplace(g.nodes[i].name, i);
     std::vector<block> blocks;
     std::unordered_map<std::string_view, std::size_t> block_of_buffer;
     for (std::size_t i = 0; i < g.nodes.size(); ++i) {
@@ -132,21 +130,20 @@ struct graph_walk {
         }
       }
     }
+    if (blocks.empty()) return 0;
     for (std::size_t i = 0; i < g.nodes.size(); ++i)
       if (const auto* f = std::get_if<mem_free_node>(&g.nodes[i].params))
         if (auto it = block_of_buffer.find(f->buffer); it != block_of_buffer.end())
           blocks[it->second].to = i;
     for (const block& b : blocks) unfreed = unfreed || !b.to;
-    return peak(g, index, blocks);
+    return peak(g, blocks);
   }
 
   /// The maximum-weight antichain of "a ends before b begins" (a path from
   /// a's end node to b's start node): W less the max flow of the split
   /// network (weighted Dilworth; the order is transitive since a block's
   /// start precedes its end, and closed again below to be safe).
-  static std::uint64_t peak(const graph_spec& g,
-                            const std::unordered_map<std::string_view, std::size_t>& index,
-                            const std::vector<block>& blocks) {
+  static std::uint64_t peak(const graph_spec& g, const std::vector<block>& blocks) {
     const std::size_t k = blocks.size();
     if (k == 0) return 0;
     std::uint64_t total = 0;
@@ -154,6 +151,8 @@ struct graph_walk {
     if (k == 1) return total;
     // Successors of each node.
     const std::size_t n = g.nodes.size();
+    std::unordered_map<std::string_view, std::size_t> index;
+    for (std::size_t i = 0; i < n; ++i) index.emplace(g.nodes[i].name, i);
     std::vector<std::vector<std::size_t>> next(n);
     for (std::size_t i = 0; i < n; ++i)
       for (const std::string& d : g.nodes[i].deps)

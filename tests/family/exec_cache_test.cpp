@@ -168,6 +168,19 @@ TEST(ExecCache, AHitUpdatesAndInstantiatesNothing) {
   EXPECT_TRUE(f.rec.misuse().empty()) << f.rec.misuse().front();
 }
 
+TEST(ExecCache, AKeyComputedOnceServesTheSameTopology) {
+  fixture f;
+  cudag::exec_cache cache(f.options(1 << 20, 8));
+  const cudag::graph_spec spec = chain("c", 6, 1.0f);
+  const std::uint64_t key = cudag::topology_key(spec);
+  cudag::exec& first = cache.acquire(key, spec, bind_x);
+  cudag::exec& again = cache.acquire(chain("c", 6, 5.0f), bind_y);  // the key computed inside
+  EXPECT_EQ(&first, &again);
+  EXPECT_EQ(&cache.acquire(key, spec, bind_x), &first);
+  EXPECT_EQ(cache.stats().hits, 2u);
+  EXPECT_EQ(cache.stats().misses, 1u);
+}
+
 // ------------------------------------------------------------------ LRU --
 TEST(ExecCache, EvictsTheLeastRecentlyAcquiredFirst) {
   fixture f;
