@@ -49,7 +49,7 @@ struct launch_config {
 };
 
 [[nodiscard]] inline launch_config launch(dim3 grid, dim3 block, unsigned shared_bytes = 0) {
-  return {grid, block, shared_bytes, std::nullopt, 0};
+  return {grid, block, shared_bytes, std::nullopt, 0, {}};
 }
 
 /// One thread per element of an integral parameter: ceil(count / block_size)
@@ -57,7 +57,7 @@ struct launch_config {
 template <std::integral T>
 [[nodiscard]] launch_config launch_over(const param_handle<T>& count, unsigned block_size,
                                         unsigned shared_bytes = 0) {
-  return {dim3(1), dim3(block_size), shared_bytes, grid_rule{count.name, block_size}, 0};
+  return {dim3(1), dim3(block_size), shared_bytes, grid_rule{count.name, block_size}, 0, {}};
 }
 
 /// A kernel with its name, for messages and pictures: CUDAG_KERNEL(scale).
@@ -246,9 +246,12 @@ class builder {
   [[nodiscard]] node_ref node(std::string_view name);
 
   // ---------------------------------------------------------------- result --
+  /// The spec so far, without dependency hints (build() adds them).
   [[nodiscard]] const graph_spec& spec() const noexcept { return spec_; }
-  [[nodiscard]] graph_spec build() const& { return spec_; }
-  [[nodiscard]] graph_spec build() && { return std::move(spec_); }
+  /// The spec, with its dependency_hints: each dependency's node index, so
+  /// that check() compares names instead of looking them up.
+  [[nodiscard]] graph_spec build() const&;
+  [[nodiscard]] graph_spec build() &&;
 
  private:
   friend class node_ref;
@@ -297,7 +300,13 @@ class builder {
   node_ref add_conditional(std::string name, conditional_kind kind, const condition_handle& c,
                            std::vector<graph_spec> bodies);
 
+  /// Fills out.dependency_hints from edges_ (out: spec_ or a copy of it).
+  void fill_hints(graph_spec& out) const;
+
   graph_spec spec_;
+  /// Every edge added, (to << 32) | from, in the order edge() added it to
+  /// `deps`: build() turns them into the spec's dependency hints.
+  std::vector<std::uint64_t> edges_;
   /// Open-addressing table of node indices + 1 (0: empty), hashed by name:
   /// no allocation per node.
   std::vector<std::uint32_t> name_slots_;

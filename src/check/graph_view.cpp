@@ -16,6 +16,7 @@ graph_view::graph_view(const graph_spec& spec, std::string path_prefix, std::str
       enclosing_(enclosing),
       path_prefix_(std::move(path_prefix)),
       description_(std::move(description)) {
+  count_dependencies();
   index_names();
   csr_rows dependents = build_edges();
   order_nodes(dependents);
@@ -30,9 +31,22 @@ std::string graph_view::path(std::size_t index) const {
   return path_prefix_ + spec_->nodes[index].name;
 }
 
+void graph_view::count_dependencies() {
+  const auto& nodes = spec_->nodes;
+  first_slot_.resize(nodes.size() + 1);
+  std::size_t total = 0;
+  for (std::size_t v = 0; v < nodes.size(); ++v) {
+    first_slot_[v] = static_cast<std::uint32_t>(total);
+    total += nodes[v].deps.size();
+  }
+  first_slot_[nodes.size()] = static_cast<std::uint32_t>(total);
+  edge_count_ = total;
+  hinted_ = hints_fit(spec_->dependency_hints, total);
+}
+
 void graph_view::index_names() {
   const auto& nodes = spec_->nodes;
-  index_by_name_ = name_index(nodes);
+  index_by_name_ = name_index(nodes, hinted_);
   index_all(
       index_by_name_, nodes,
       [&](std::uint32_t i) {
@@ -54,14 +68,7 @@ void graph_view::index_names() {
 csr_rows graph_view::build_edges() {
   const auto& nodes = spec_->nodes;
   const auto count = static_cast<std::uint32_t>(nodes.size());
-  first_slot_.resize(nodes.size() + 1);
-  std::size_t total = 0;
-  for (std::size_t v = 0; v < nodes.size(); ++v) {
-    first_slot_[v] = static_cast<std::uint32_t>(total);
-    total += nodes[v].deps.size();
-  }
-  first_slot_[nodes.size()] = static_cast<std::uint32_t>(total);
-  edge_count_ = total;
+  const std::size_t total = edge_count_;
 
   // The dependency graph's rows: slot -> the dependency's index.
   csr_rows rows{first_slot_, std::vector<std::uint32_t>(total)};
@@ -70,27 +77,29 @@ csr_rows graph_view::build_edges() {
   // long ones use last_listed_by[u] == v + 1 (v already listed u).
   constexpr std::size_t scan_limit = 16;
   std::vector<std::uint32_t> last_listed_by;
-  resolve_dependencies(
-      index_by_name_, nodes,
-      [&](std::size_t v, std::size_t k, std::uint32_t u) {
-        const std::size_t first = first_slot_[v];
-        bool repeated = false;
-        if (nodes[v].deps.size() <= scan_limit) {
-          for (std::size_t s = first; s < first + k; ++s) repeated |= dependency[s] == u;
-        } else {
-          if (last_listed_by.empty()) last_listed_by.assign(nodes.size(), 0);
-          repeated = last_listed_by[u] == v + 1;
-          last_listed_by[u] = static_cast<std::uint32_t>(v + 1);
-        }
-        if (repeated) {
-          throw check_error("node '" + path(v) + "' lists its dependency '" + path(u) + "' twice",
-                            {path(u), path(v)});
-        }
-        dependency[first + k] = u;
-      },
-      [&](std::size_t v, std::size_t k) {
-        throw_unknown_dependency(static_cast<std::uint32_t>(v), nodes[v].deps[k]);
-      });
+  const auto resolved = [&](std::size_t v, std::size_t k, std::uint32_t u) {
+    const std::size_t first = first_slot_[v];
+    bool repeated = false;
+    if (nodes[v].deps.size() <= scan_limit) {
+      for (std::size_t s = first; s < first + k; ++s) repeated |= dependency[s] == u;
+    } else {
+      if (last_listed_by.empty()) last_listed_by.assign(nodes.size(), 0);
+      repeated = last_listed_by[u] == v + 1;
+      last_listed_by[u] = static_cast<std::uint32_t>(v + 1);
+    }
+    if (repeated) {
+      throw check_error("node '" + path(v) + "' lists its dependency '" + path(u) + "' twice",
+                        {path(u), path(v)});
+    }
+    dependency[first + k] = u;
+  };
+  const auto unknown = [&](std::size_t v, std::size_t k) {
+    throw_unknown_dependency(static_cast<std::uint32_t>(v), nodes[v].deps[k]);
+  };
+  if (hinted_)
+    resolve_hinted(index_by_name_, nodes, spec_->dependency_hints, resolved, unknown);
+  else
+    resolve_dependencies(index_by_name_, nodes, resolved, unknown);
   csr_rows dependents = reverse_csr(count, rows.begin.data(), rows.target.data());
   dependencies_ = adopt_csr<dependency_graph>(count, std::move(rows));
   return dependents;

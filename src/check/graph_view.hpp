@@ -86,6 +86,8 @@ class graph_view {
   }
 
  private:
+  /// first_slot_, edge_count_, and whether the spec's dependency hints fit.
+  void count_dependencies();
   void index_names();
   /// Builds dependencies_; returns the dependents' rows.
   csr_rows build_edges();
@@ -104,6 +106,7 @@ class graph_view {
   dependency_graph dependencies_;
   dependent_graph dependents_;
   std::size_t edge_count_ = 0;
+  bool hinted_ = false;  // resolve through graph_spec::dependency_hints
   std::vector<std::uint32_t> first_slot_;
   std::vector<std::size_t> order_;
   std::vector<std::uint32_t> rank_;

@@ -31,6 +31,34 @@ class name_index {
       : nodes_(&nodes), slots_(std::bit_ceil(std::max<std::size_t>(2 * nodes.size(), 16))) {
     mask_ = slots_.size() - 1;
   }
+  /// With `fingerprints`, insert() also keeps each node's fingerprint_of()
+  /// by index, for names_node().
+  name_index(const std::vector<node>& nodes, bool fingerprints) : name_index(nodes) {
+    if (fingerprints) fingerprints_.resize(nodes.size());
+  }
+
+  /// A name in a word: the name itself, zero-padded, with its length in the
+  /// top byte, for names of up to 7 bytes; for longer ones their first 7
+  /// bytes and 0xFF on top. Equal names have equal fingerprints, and names of
+  /// up to 7 bytes with equal fingerprints are equal.
+  [[nodiscard]] static std::uint64_t fingerprint_of(std::string_view name,
+                                                    std::uint64_t prefix) noexcept {
+    constexpr std::uint64_t low7 = 0x00FFFFFFFFFFFFFFull;
+    if (name.size() <= 7) return prefix | (static_cast<std::uint64_t>(name.size()) << 56);
+    return (prefix & low7) | ~low7;
+  }
+
+  /// True when node `index` exists and is named `name` (whose prefix_of()
+  /// is `prefix`): one word compared, the names themselves only past 7
+  /// bytes. Needs the fingerprints kept (the constructor's flag).
+  [[nodiscard]] bool names_node(std::uint32_t index, std::string_view name,
+                                std::uint64_t prefix) const noexcept {
+    return index < fingerprints_.size() && fingerprints_[index] == fingerprint_of(name, prefix) &&
+           (name.size() <= 7 || (*nodes_)[index].name == name);
+  }
+  void prefetch_fingerprint(std::uint32_t index) const noexcept {
+    if (index < fingerprints_.size()) __builtin_prefetch(&fingerprints_[index]);
+  }
 
   /// A hash of 8-byte words, inlined: node names are short, and hashing is
   /// most of what a small graph's check costs. Every load is a whole word
@@ -79,6 +107,7 @@ class name_index {
     const std::string_view name = (*nodes_)[index].name;
     const std::uint32_t tag = tag_of(hash, name.size());
     const std::uint64_t prefix = prefix_of(name);
+    if (!fingerprints_.empty()) fingerprints_[index] = fingerprint_of(name, prefix);
     for (std::size_t at = hash & mask_;; at = (at + 1) & mask_) {
       slot& s = slots_[at];
       if (s.index == empty) {
@@ -155,6 +184,7 @@ class name_index {
   const std::vector<node>* nodes_ = nullptr;
   std::vector<slot> slots_;
   std::size_t mask_ = 0;
+  std::vector<std::uint64_t> fingerprints_;  // by node index, when kept
 };
 
 /// Inserts every node of `nodes` into `names`, in declaration order: calls
@@ -283,6 +313,55 @@ void resolve_dependencies(const name_index& names, const std::vector<node>& node
     while (node_b < count && dep_b == nodes[node_b].deps.size()) {
       ++node_b;
       dep_b = 0;
+    }
+  }
+}
+
+/// True when `hints` (graph_spec::dependency_hints) has one entry per
+/// dependency of `nodes`, so that resolve_hinted() may read it.
+[[nodiscard]] inline bool hints_fit(const std::vector<std::uint32_t>& hints,
+                                    std::size_t dependency_count) noexcept {
+  return !hints.empty() && hints.size() == dependency_count;
+}
+
+/// resolve_dependencies() for a spec whose dependency hints fit (hints_fit();
+/// `names` keeps fingerprints): the same calls in the same order, but a
+/// dependency whose hint is in range and names the node of that index (its
+/// fingerprint, and past 7 bytes the whole name, equal) is resolved to it
+/// without hashing; any other is looked up by name. Names being unique
+/// (index_all() refused duplicates first), a hint that passes is the node the
+/// name lookup would find. Past the caches, fingerprints are prefetched a
+/// few dependencies ahead (the hints are read in order) and each node's
+/// list a few nodes ahead.
+template <class Resolved, class Unknown>
+void resolve_hinted(const name_index& names, const std::vector<node>& nodes,
+                    const std::vector<std::uint32_t>& hints, Resolved&& resolved,
+                    Unknown&& unknown) {
+  const std::size_t count = nodes.size();
+  const bool far = count > 4096;
+  constexpr std::size_t hints_ahead = 32;
+  constexpr std::size_t lists_ahead = 8;
+  const std::size_t total = hints.size();
+  std::size_t slot = 0;
+  for (std::size_t v = 0; v < count; ++v) {
+    if (far && v + lists_ahead < count) {
+      const char* list = reinterpret_cast<const char*>(nodes[v + lists_ahead].deps.data());
+      __builtin_prefetch(list);
+      __builtin_prefetch(list + 64);
+      __builtin_prefetch(list + 128);
+    }
+    const auto& deps = nodes[v].deps;
+    for (std::size_t k = 0; k < deps.size(); ++k, ++slot) {
+      if (far && slot + hints_ahead < total) names.prefetch_fingerprint(hints[slot + hints_ahead]);
+      const std::string& name = deps[k];
+      const std::uint64_t prefix = name_index::prefix_of(name);
+      const std::uint32_t hinted = hints[slot];
+      if (names.names_node(hinted, name, prefix))
+        resolved(v, k, hinted);
+      else if (auto found = names.find(name, name_index::hash_of(name, prefix), prefix))
+        resolved(v, k, *found);
+      else
+        unknown(v, k);
     }
   }
 }

@@ -81,18 +81,24 @@ dependency_plan plan_dependencies(const graph_spec& spec) {
     graph_view(spec, "", describe_top_level(spec));
     throw check_error(describe_top_level(spec) + ": dependencies do not resolve", {});
   };
-  name_index names(spec.nodes);
-  index_all(names, spec.nodes, [](std::uint32_t) {}, [&](std::uint32_t, std::uint32_t) { report(); });
-
   dependency_plan plan;
   plan.dep_begin.resize(count + 1);
   for (std::uint32_t v = 0; v < count; ++v)
     plan.dep_begin[v + 1] = plan.dep_begin[v] + static_cast<std::uint32_t>(spec.nodes[v].deps.size());
+  const bool hinted = hints_fit(spec.dependency_hints, plan.dep_begin[count]);
+
+  name_index names(spec.nodes, hinted);
+  index_all(names, spec.nodes, [](std::uint32_t) {}, [&](std::uint32_t, std::uint32_t) { report(); });
+
   plan.deps.resize(plan.dep_begin[count]);
-  resolve_dependencies(
-      names, spec.nodes,
-      [&](std::size_t v, std::size_t k, std::uint32_t u) { plan.deps[plan.dep_begin[v] + k] = u; },
-      [&](std::size_t, std::size_t) { report(); });
+  const auto resolved = [&](std::size_t v, std::size_t k, std::uint32_t u) {
+    plan.deps[plan.dep_begin[v] + k] = u;
+  };
+  const auto unknown = [&](std::size_t, std::size_t) { report(); };
+  if (hinted)
+    resolve_hinted(names, spec.nodes, spec.dependency_hints, resolved, unknown);
+  else
+    resolve_dependencies(names, spec.nodes, resolved, unknown);
   const csr_rows dependents = reverse_csr(count, plan.dep_begin.data(), plan.deps.data());
   const bool complete = kahn_order(count, plan.dep_begin.data(), dependents.begin.data(),
                                    dependents.target.data(), plan.order);

@@ -187,7 +187,47 @@ void builder::edge(const node_ref& from, const node_ref& to) {
                 cudaSuccess, {}, to.name());
   auto& deps = spec_.nodes[to.index_].deps;
   const std::string& dep = spec_.nodes[from.index_].name;
-  if (std::find(deps.begin(), deps.end(), dep) == deps.end()) deps.push_back(dep);
+  if (std::find(deps.begin(), deps.end(), dep) != deps.end()) return;
+  // Room first, so that the two lists grow together or not at all.
+  if (edges_.size() == edges_.capacity()) edges_.reserve(std::max<std::size_t>(64, 2 * edges_.size()));
+  deps.push_back(dep);
+  edges_.push_back((static_cast<std::uint64_t>(to.index_) << 32) | from.index_);
+}
+
+graph_spec builder::build() const& {
+  graph_spec out = spec_;
+  fill_hints(out);
+  return out;
+}
+
+graph_spec builder::build() && {
+  fill_hints(spec_);
+  edges_.clear();
+  name_slots_.clear();
+  return std::move(spec_);
+}
+
+void builder::fill_hints(graph_spec& out) const {
+  std::vector<std::uint32_t>& hints = out.dependency_hints;
+  hints.resize(edges_.size());
+  // Edges added in the order of the nodes they lead to (a chain, a node's
+  // edges added as it is made) are the hints' order already.
+  bool in_order = true;
+  for (std::size_t e = 1; e < edges_.size() && in_order; ++e)
+    in_order = (edges_[e - 1] >> 32) <= (edges_[e] >> 32);
+  if (in_order) {
+    for (std::size_t e = 0; e < edges_.size(); ++e) hints[e] = static_cast<std::uint32_t>(edges_[e]);
+    return;
+  }
+  // Otherwise a stable counting sort by the node they lead to: each node's
+  // dependencies keep the order edge() listed them in.
+  std::vector<std::uint32_t> next(out.nodes.size());
+  std::uint32_t total = 0;
+  for (std::size_t v = 0; v < out.nodes.size(); ++v) {
+    next[v] = total;
+    total += static_cast<std::uint32_t>(out.nodes[v].deps.size());
+  }
+  for (const std::uint64_t e : edges_) hints[next[e >> 32]++] = static_cast<std::uint32_t>(e);
 }
 
 void builder::edge(std::string_view from, std::string_view to) {

@@ -2,11 +2,14 @@
 // names and edges are refused at once, naming the node or edge.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cudag/builder.hpp"
+#include "cudag/check.hpp"
 #include "cudag/exec.hpp"
 
 namespace {
@@ -196,4 +199,51 @@ TEST(Builder, EveryNameIsFoundAfterTheIndexGrows) {
   EXPECT_THROW((void)b.node("node_5000"), cudag::error);
   b.empty("node_5000");  // the refused name did not leave a trace in the index
   EXPECT_EQ(b.node("node_5000").index(), std::size_t(count));
+}
+
+// build() hands check() each dependency's node index (dependency_hints, all
+// nodes' lists in order), whatever order the edges were added in; spec()
+// has none; a repeated edge adds no hint.
+TEST(Builder, BuildGivesEachDependencysIndex) {
+  cudag::builder b("hints");
+  auto a = b.empty("a");
+  auto c = b.empty("c");
+  auto bb = b.empty("b");
+  auto d = b.empty("d");
+  d.after(c, bb);           // edges to a later node first
+  c.after(a);               // then to an earlier one
+  bb.after(a);
+  b.edge("a", "d");
+  d.after(c);               // repeated: ignored
+  b.chain(a, d);            // repeated through chain(): ignored
+  const auto expected_hints = [](const cudag::graph_spec& s) {
+    std::vector<std::uint32_t> hints;
+    for (const cudag::node& n : s.nodes)
+      for (const std::string& dep : n.deps) {
+        std::uint32_t i = 0;
+        while (s.nodes[i].name != dep) ++i;
+        hints.push_back(i);
+      }
+    return hints;
+  };
+  EXPECT_TRUE(b.spec().dependency_hints.empty());
+  const cudag::graph_spec copy = b.build();
+  EXPECT_EQ(copy.nodes[3].deps, (std::vector<std::string>{"c", "b", "a"}));
+  EXPECT_EQ(copy.dependency_hints, expected_hints(copy));
+  EXPECT_EQ(copy.dependency_hints, (std::vector<std::uint32_t>{0, 0, 1, 2, 0}));
+  EXPECT_EQ(cudag::topological_order(copy), (std::vector<std::size_t>{0, 1, 2, 3}));
+
+  // Edges added in node order (a chain as it is built): the same.
+  cudag::builder chain("chain");
+  std::optional<cudag::node_ref> previous;
+  for (int i = 0; i < 100; ++i) {
+    auto n = chain.empty("n" + std::to_string(i));
+    if (previous) n.after(*previous);
+    if (i >= 2) n.after(chain.node("n" + std::to_string(i - 2)));
+    previous = n;
+  }
+  const cudag::graph_spec moved = std::move(chain).build();
+  EXPECT_EQ(moved.dependency_hints, expected_hints(moved));
+  EXPECT_EQ(moved.dependency_hints.size(), 99u + 98u);
+  cudag::check(moved);
 }

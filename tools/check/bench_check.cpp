@@ -112,13 +112,19 @@ int main(int argc, char** argv) {
 
   // First, on a fresh heap: the small end.
   {
-    const cudag::graph_spec chain = cudag::tools::kernel_chain(1000);
+    cudag::graph_spec chain = cudag::tools::kernel_chain(1000);
     constexpr int calls = 200;
     const double ms = median_ms(std::max(repeats, 11), [&] {
       for (int i = 0; i < calls; ++i) cudag::check(chain);
     });
     std::printf("%-34s %10.4f ms a call (median of batches of %d)\n", "check of a 1000-kernel chain",
                 ms / calls, calls);
+    cudag::tools::add_dependency_hints(chain);  // as the builder's build() gives it
+    const double hinted_ms = median_ms(std::max(repeats, 11), [&] {
+      for (int i = 0; i < calls; ++i) cudag::check(chain);
+    });
+    std::printf("%-34s %10.4f ms a call (median of batches of %d)\n", "  the same with builder's hints",
+                hinted_ms / calls, calls);
     // What lowering calls: check() with bindings, returning each graph's plan.
     float* x = nullptr;
     const cudag::binding binds[] = {cudag::bind("x", x), cudag::bind("n", 1)};
@@ -146,6 +152,27 @@ int main(int argc, char** argv) {
   report("topological_order",
          median_ms(repeats, [&] { sink += cudag::topological_order(spec).size(); }),
          extra_peak_mib([&] { sink += cudag::topological_order(spec).size(); }), spec_mib);
+  // The same spec with the dependency hints the builder's build() adds
+  // (each dependency's node index): names compared, not looked up. The
+  // hints (4 bytes a dependency) are counted in the spec's size here.
+  {
+    std::vector<std::uint32_t> hints;
+    {
+      cudag::graph_spec names_only;
+      names_only.nodes.swap(spec.nodes);
+      cudag::tools::add_dependency_hints(names_only);
+      names_only.nodes.swap(spec.nodes);
+      hints.swap(names_only.dependency_hints);
+    }
+    const double hinted_mib = spec_mib + static_cast<double>(hints.size()) * 4 / (1 << 20);
+    spec.dependency_hints.swap(hints);
+    report("check (builder's hints)", median_ms(repeats, [&] { cudag::check(spec); }),
+           extra_peak_mib([&] { cudag::check(spec); }), hinted_mib);
+    report("topological_order (hints)",
+           median_ms(repeats, [&] { sink += cudag::topological_order(spec).size(); }),
+           extra_peak_mib([&] { sink += cudag::topological_order(spec).size(); }), hinted_mib);
+    spec.dependency_hints.swap(hints);
+  }
   report("analyze (no redundant edges)",
          median_ms(repeats, [&] { sink += cudag::analyze(spec, {.redundant_edges = false}).width; }),
          extra_peak_mib([&] { sink += cudag::analyze(spec, {.redundant_edges = false}).width; }),

@@ -9,6 +9,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -53,6 +54,18 @@ inline graph_spec random_dag(std::size_t node_count, std::size_t edge_count, std
     spec.nodes[declared_at[b]].deps.push_back(spec.nodes[declared_at[a]].name);
   }
   return spec;
+}
+
+/// Fills spec.dependency_hints as the builder does (each dependency's node
+/// index, all nodes' lists in order).
+inline void add_dependency_hints(graph_spec& spec) {
+  std::unordered_map<std::string, std::uint32_t> index;
+  index.reserve(spec.nodes.size());
+  for (std::size_t i = 0; i < spec.nodes.size(); ++i)
+    index.emplace(spec.nodes[i].name, static_cast<std::uint32_t>(i));
+  spec.dependency_hints.clear();
+  for (const node& n : spec.nodes)
+    for (const std::string& d : n.deps) spec.dependency_hints.push_back(index.at(d));
 }
 
 inline void stand_in_kernel() {}

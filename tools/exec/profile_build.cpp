@@ -1,14 +1,21 @@
 // CPU cost of the builder path from nothing (builder calls, build(), check,
 // lower) with every native call answered by a null table: what cudag adds
 // on top of the driver, per node. No GPU needed; run under `perf stat` or
-// `perf record` to see where the time goes.
+// `perf record` to see where the time goes. check() is timed twice: on the
+// spec as build() gives it (with dependency hints) and with the hints taken
+// away (names only, as a spec written by hand). Thread CPU time, medians of
+// up to 21 batches (wall-clock time with --wall).
 //
-//   profile_build [nodes=1000] [repetitions=2000]
+//   profile_build [nodes=1000] [repetitions=2000] [--wall]
+#include <time.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "cudag/builder.hpp"
 #include "cudag/check.hpp"
@@ -35,31 +42,83 @@ cudag::graph_spec chain_spec(int count, float* x) {
   return std::move(b).build();
 }
 
+// CPU time of this thread, in seconds: on a shared machine, what the work
+// itself cost, without the time other processes held the core.
+double thread_cpu_s() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+struct spread {
+  double median, low, high;
+};
+spread spread_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return {v[v.size() / 2], v.front(), v.back()};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const int nodes = argc > 1 ? std::atoi(argv[1]) : 1000;
   const int reps = argc > 2 ? std::atoi(argv[2]) : 2000;
+  const bool wall = argc > 3 && std::string(argv[3]) == "--wall";
   const cudag::native::api_table table = bench_null::table();
   cudag::native::install_api(&table);
   float* x = reinterpret_cast<float*>(std::uintptr_t{4096});
   const std::vector<cudag::binding> binds{cudag::bind("p", x)};
-  double build_s = 0, check_s = 0, lower_s = 0;
+  const auto now = [&] {
+    return wall ? std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+                      .count()
+                : thread_cpu_s();
+  };
+  // Batches of repetitions: each phase's time a node, per batch; medians
+  // (and the spread) over the batches.
+  const int batches = std::max(1, std::min(reps, 21));
+  const int per_batch = std::max(1, reps / batches);
+  std::vector<double> build_ns, check_ns, check_names_ns, lower_ns;
   std::size_t total = 0;
-  for (int r = 0; r < reps; ++r) {
-    auto t0 = std::chrono::steady_clock::now();
-    cudag::graph_spec spec = chain_spec(nodes, x);
-    auto t1 = std::chrono::steady_clock::now();
-    cudag::check(spec, binds);
-    auto t2 = std::chrono::steady_clock::now();
-    cudag::lowered_graph g = cudag::lower(spec, binds);
-    auto t3 = std::chrono::steady_clock::now();
-    total += g.nodes.size();
-    build_s += std::chrono::duration<double>(t1 - t0).count();
-    check_s += std::chrono::duration<double>(t2 - t1).count();
-    lower_s += std::chrono::duration<double>(t3 - t2).count();
+  for (int b = 0; b < batches; ++b) {
+    double build_s = 0, check_s = 0, check_names_s = 0, lower_s = 0;
+    for (int r = 0; r < per_batch; ++r) {
+      const double t0 = now();
+      cudag::graph_spec spec = chain_spec(nodes, x);
+      const double t1 = now();
+      cudag::check(spec, binds);  // with the builder's dependency hints
+      const double t2 = now();
+      std::vector<std::uint32_t> hints;
+      hints.swap(spec.dependency_hints);
+      const double t3 = now();
+      cudag::check(spec, binds);  // names only, as a spec written by hand
+      const double t4 = now();
+      hints.swap(spec.dependency_hints);
+      const double t5 = now();
+      cudag::lowered_graph g = cudag::lower(spec, binds);
+      const double t6 = now();
+      total += g.nodes.size();
+      build_s += t1 - t0;
+      check_s += t2 - t1;
+      check_names_s += t4 - t3;
+      lower_s += t6 - t5;
+    }
+    const double per = 1e9 / (double(per_batch) * nodes);
+    build_ns.push_back(build_s * per);
+    check_ns.push_back(check_s * per);
+    check_names_ns.push_back(check_names_s * per);
+    lower_ns.push_back(lower_s * per);
   }
-  const double per = 1e9 / (double(reps) * nodes);
-  std::printf("%d nodes x %d: builder+build %.1f ns/node, check %.1f ns/node, lower (incl. check) %.1f ns/node [%zu]\n",
-              nodes, reps, build_s * per, check_s * per, lower_s * per, total);
+  const auto show = [](const char* what, const std::vector<double>& v) {
+    const spread s = spread_of(v);
+    std::printf("  %-34s %7.1f ns/node (%.1f-%.1f)\n", what, s.median, s.low, s.high);
+  };
+  std::printf("%d nodes, %d batches of %d, median %s time per node (range over batches) [%zu]\n",
+              nodes, batches, per_batch, wall ? "wall-clock" : "thread CPU", total);
+  show("builder calls + build()", build_ns);
+  show("check (builder's hints)", check_ns);
+  show("check (names only)", check_names_ns);
+  show("lower (incl. check_and_plan)", lower_ns);
+  std::vector<double> path(build_ns.size());
+  for (std::size_t i = 0; i < path.size(); ++i) path[i] = build_ns[i] + lower_ns[i];
+  show("builder + build + lower", path);
 }
