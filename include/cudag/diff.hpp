@@ -95,8 +95,9 @@ struct spec_diff {
 /// DOT picture of the union of both graphs: added nodes and edges green,
 /// removed ones red and dashed, changed nodes orange with their changes (those
 /// of `d`, by path) in the label, unchanged ones grey; child graphs and
-/// conditional bodies as clusters, as cudag::to_dot(spec) draws them.
-/// Declaration changes and counts are in the graph's label. Escaped and
+/// conditional bodies as clusters, as cudag::to_dot(spec) draws them. A node
+/// whose kind changed is drawn as its 'after' version, whose nested graphs
+/// are then all added. Declaration changes and counts are in the graph's label. Escaped and
 /// bounded as to_dot(spec) is; throws as diff() does.
 [[nodiscard]] std::string to_dot(const spec_diff& d, const graph_spec& before,
                                  const graph_spec& after);
