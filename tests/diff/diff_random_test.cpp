@@ -3,8 +3,15 @@
 // random mutations, exactly those k changes; 10^5 changes in linear time.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
 #include <map>
 #include <memory>
 #include <random>
@@ -330,6 +337,78 @@ TEST(DiffRandom, ExactlyTheMutationsAreReported) {
                                 kind == change_kind::declaration_changed);
       EXPECT_EQ(d.same_topology(), topology);
     }
+  }
+}
+
+std::size_t count_of(const std::string& text, std::string_view part) {
+  std::size_t count = 0;
+  for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++count;
+  return count;
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST(DiffRandom, PictureOfRandomMutations) {
+  for (std::uint64_t seed = 500; seed < 503; ++seed) {
+    generator gen(seed);
+    const graph_spec before = gen.make(120, 0);
+    graph_spec after = gen.shuffled(before);
+    const std::vector<expected_change> expected = mutate(after, 25, gen);
+    after = gen.shuffled(after);
+    const spec_diff d = diff(before, after);
+    ASSERT_EQ(d.changes.size(), 25u);
+    const std::string dot = to_dot(d, before, after);
+    // One coloured node per added, removed and changed node (mutations add
+    // and remove plain nodes only).
+    std::size_t added = 0, removed = 0;
+    std::set<std::string> changed;
+    for (const auto& [kind, node] : expected) {
+      added += kind == change_kind::node_added;
+      removed += kind == change_kind::node_removed;
+      if (kind == change_kind::params_changed || kind == change_kind::kind_changed) changed.insert(node);
+    }
+    EXPECT_EQ(count_of(dot, "\\n(added)\""), added) << "seed " << seed;
+    EXPECT_EQ(count_of(dot, "\\n(removed)\""), removed);
+    EXPECT_EQ(count_of(dot, "fillcolor=\"#ffe0b2\""), changed.size());
+    std::size_t edges_added = 0, edges_removed = 0;
+    for (const auto& [kind, node] : expected) {
+      edges_added += kind == change_kind::edge_added;
+      edges_removed += kind == change_kind::edge_removed;
+    }
+    // Edges into the added nodes (none: they have no dependencies) and the
+    // removed ones (sinks, with their dependencies) are coloured too.
+    std::size_t removed_node_edges = 0;
+    for (const auto& [kind, path] : expected)
+      if (kind == change_kind::node_removed) {
+        std::vector<site> sites;
+        collect(const_cast<graph_spec&>(before), "", sites);
+        for (const site& s : sites)
+          if (s.prefix + s.graph->nodes[s.index].name == path)
+            removed_node_edges += s.graph->nodes[s.index].deps.size();
+      }
+    EXPECT_EQ(count_of(dot, "[color=\"#2e7d32\", penwidth=2"), edges_added);
+    EXPECT_EQ(count_of(dot, "[color=\"#c62828\", style=dashed, penwidth=2"),
+              edges_removed + removed_node_edges);
+
+    if (std::system("command -v dot >/dev/null 2>&1") != 0) continue;
+    const auto dir = std::filesystem::temp_directory_path() /
+                     numbered("cudag_diff_random_", static_cast<std::size_t>(::getpid()));
+    std::filesystem::create_directories(dir);
+    {
+      std::ofstream out(dir / "diff.dot", std::ios::binary);
+      out << dot;
+    }
+    const std::string command = "dot -Tsvg '" + (dir / "diff.dot").string() + "' -o '" +
+                                (dir / "diff.svg").string() + "' 2> '" + (dir / "err").string() + "'";
+    EXPECT_EQ(std::system(command.c_str()), 0);
+    EXPECT_EQ(read_file(dir / "err"), "") << "Graphviz complained, seed " << seed;
+    EXPECT_NE(read_file(dir / "diff.svg").find("<svg"), std::string::npos);
+    std::filesystem::remove_all(dir);
   }
 }
 
