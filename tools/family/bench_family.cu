@@ -214,18 +214,23 @@ int main(int argc, char** argv) {
   destroy_raw(switched);
   cudag::exec& family = *held;
   const std::size_t base = used_memory();
-  for (int s = 0; s < shapes; ++s) build_raw(per_shape[std::size_t(s)], &x, kernels, batch_of(s), stream);
+  // An executable graph takes its device memory at its first launch.
+  for (int s = 0; s < shapes; ++s) {
+    build_raw(per_shape[std::size_t(s)], &x, kernels, batch_of(s), stream);
+    BENCH_CHECK(cudaGraphLaunch(per_shape[std::size_t(s)].exec, stream));
+  }
   const std::size_t raw_all = used_memory() - base;
   for (auto& c : per_shape) destroy_raw(c);
   const std::size_t base1 = used_memory();
   build_raw(switched, &x, kernels, batch_of(0), stream);
+  BENCH_CHECK(cudaGraphLaunch(switched.exec, stream));
   const std::size_t raw_one = used_memory() - base1;
   destroy_raw(switched);
   {
     // The family exec made above is still alive: measure a second one.
     const std::size_t base2 = used_memory();
     cudag::exec second = cudag::instantiate(spec, first_bindings());
-    second.upload(stream);
+    second.launch(stream);
     const std::size_t cudag_one = used_memory() - base2;
     std::printf("device memory: one exec per shape %.2f MiB (%.3f MiB each), one raw exec %.3f MiB, "
                 "the cudag family %.3f MiB (%.3fx the raw exec)\n\n",
@@ -247,16 +252,33 @@ int main(int argc, char** argv) {
           {[&] { switch_by_update(switched, batch_of(next(raw_shape))); }},
           {[&] { switch_by_exec_setters(switched, batch_of(next(setter_shape))); }},
           {[&] { (void)family.reshape(shape_bindings(batch_of(next(cudag_shape)))); }},
+          {[&] {
+             family.set_rebind_policy(cudag::rebind_policy::whole_graph_update);
+             (void)family.reshape(shape_bindings(batch_of(next(cudag_shape))));
+             family.set_rebind_policy(cudag::rebind_policy::automatic);
+           }},
+          {[&] {
+             family.set_rebind_policy(cudag::rebind_policy::node_setters);
+             (void)family.reshape(shape_bindings(batch_of(next(cudag_shape))));
+             family.set_rebind_policy(cudag::rebind_policy::automatic);
+           }},
       });
   rep.add({"switch to another shape", "template setters + cudaGraphExecUpdate", one_switch[0],
            one_switch[2], "<= 1.1"});
   rep.add({"switch to another shape", "one exec setter a node", one_switch[1], one_switch[2], ""});
+  rep.add({"switch, cudag forced to one whole-graph update", "template setters + cudaGraphExecUpdate",
+           one_switch[0], one_switch[3], ""});
+  rep.add({"switch, cudag forced to exec setters", "one exec setter a node", one_switch[1],
+           one_switch[4], ""});
 
   // ---- replay after a reshape, and the results -----------------------------
   const int probe = shapes / 2;
   (void)family.reshape(shape_bindings(batch_of(probe)));
   raw_chain dedicated;
   build_raw(dedicated, &x, kernels, batch_of(probe), stream);
+  auto probe_bindings = shape_bindings(batch_of(probe));
+  probe_bindings.push_back(cudag::bind("x", x));
+  cudag::exec cudag_dedicated = cudag::instantiate(spec, probe_bindings);
   const std::vector<bench::summary> replay = bench::interleaved(
       rounds * 4, 2,
       {
@@ -268,9 +290,15 @@ int main(int argc, char** argv) {
              family.launch(stream);
              BENCH_CHECK(cudaStreamSynchronize(stream));
            }},
+          {[&] {
+             cudag_dedicated.launch(stream);
+             BENCH_CHECK(cudaStreamSynchronize(stream));
+           }},
       });
   rep.add({"replay after a reshape (launch + synchronize)", "a dedicated exec of that shape", replay[0],
            replay[1], "<= 1.02"});
+  rep.add({"replay of a cudag exec instantiated at that shape", "a dedicated exec of that shape",
+           replay[0], replay[2], ""});
   for (const int s : {0, probe, shapes - 1}) {
     (void)family.reshape(shape_bindings(batch_of(s)));
     rep.verified(verify_shape("cudag family reshaped to batch " + std::to_string(batch_of(s)),
