@@ -74,7 +74,10 @@ struct footprint_model {
   /// holds one empty node, measured less that node; a conditional node an
   /// empty body. Every native call goes through the seam but the loading
   /// of the built-in kernel. Free memory that other threads or processes
-  /// take or give back meanwhile distorts the figures.
+  /// take or give back meanwhile distorts the figures, and so does memory
+  /// the driver kept from executable graphs destroyed earlier in this
+  /// process (it gives that to the next ones): calibrate early. Every
+  /// measured graph stays alive until the calibration ends, for that reason.
   [[nodiscard]] static footprint_model measure(int device, const measure_options& options);
   [[nodiscard]] static footprint_model measure(int device) { return measure(device, {}); }
 

@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <span>
 #include <memory>
@@ -124,12 +125,78 @@ struct node_state {
 [[nodiscard]] cudaMemcpy3DParms memcpy_params_of(const node_state& st, const memcpy_node& p);
 /// The value of an integral parameter's bytes (1, 2, 4 or 8 of them, signed).
 [[nodiscard]] std::int64_t integral_value(std::span<const std::byte> bytes) noexcept;
+[[noreturn, gnu::cold]] void refuse_launch_rule(const std::string& path, const shape_rule& r,
+                                                std::int64_t value, std::uint64_t limit);
+[[noreturn, gnu::cold]] void refuse_launch_block(const std::string& path, const dim3& block);
+
+/// CUDA's limit on each launch dimension (compute capability 3.0 and later).
+[[nodiscard]] constexpr std::uint64_t launch_limit(launch_dim dim) noexcept {
+  switch (dim) {
+    case launch_dim::grid_x: return 0x7FFFFFFFu;
+    case launch_dim::grid_y:
+    case launch_dim::grid_z: return 65535;
+    case launch_dim::block_x:
+    case launch_dim::block_y: return 1024;
+    case launch_dim::block_z: return 64;
+    case launch_dim::shared_bytes: return 0xFFFFFFFFu;
+  }
+  return 0;
+}
+
+[[nodiscard]] inline unsigned& launch_dimension(cudaKernelNodeParams& k, launch_dim dim) noexcept {
+  switch (dim) {
+    case launch_dim::grid_x: return k.gridDim.x;
+    case launch_dim::grid_y: return k.gridDim.y;
+    case launch_dim::grid_z: return k.gridDim.z;
+    case launch_dim::block_x: return k.blockDim.x;
+    case launch_dim::block_y: return k.blockDim.y;
+    case launch_dim::block_z: return k.blockDim.z;
+    case launch_dim::shared_bytes: return k.sharedMemBytes;
+  }
+  return k.sharedMemBytes;
+}
+
 /// Sets `launch`'s grid, block and shared bytes from kernel node `p`: its
 /// literal dimensions, then its grid rule and shape rules with each
-/// parameter's value from `value_of`. Throws, naming the node, where a rule
-/// gives more than CUDA allows.
+/// parameter's bytes from `value_of(name)`. Throws, naming the node, where a
+/// rule gives more than CUDA allows. Inline: a reshape computes it for every
+/// node that follows a parameter.
+template <class ValueOf>
 void apply_launch_rules(cudaKernelNodeParams& launch, const kernel_node& p, const std::string& path,
-                        const std::function<std::span<const std::byte>(const std::string&)>& value_of);
+                        ValueOf&& value_of) {
+  launch.gridDim = p.grid;
+  launch.blockDim = p.block;
+  launch.sharedMemBytes = p.shared_bytes;
+  if (p.grid_from) {
+    const std::int64_t n = integral_value(value_of(p.grid_from->param));
+    launch.gridDim = dim3(native::blocks_for(static_cast<std::uint64_t>(n < 0 ? 0 : n),
+                                             p.grid_from->items_per_block),
+                          1, 1);
+  }
+  for (const shape_rule& r : p.shape_rules) {
+    const std::int64_t value = integral_value(value_of(r.param));
+    const std::uint64_t n = value < 0 ? 0 : static_cast<std::uint64_t>(value);
+    // ceil(n * multiplier / divisor), in 128 bits where 64 could overflow.
+    std::uint64_t extent = 0;
+    if (n <= 0xFFFFFFFFu && r.multiplier <= 0xFFFFFFFFu) {
+      const std::uint64_t product = n * r.multiplier;
+      extent = r.divisor == 1 ? product : product / r.divisor + (product % r.divisor != 0);
+    } else {
+      const unsigned __int128 product = static_cast<unsigned __int128>(n) * r.multiplier;
+      const unsigned __int128 wide = product / r.divisor + (product % r.divisor != 0);
+      extent = wide > 0xFFFFFFFFFFFFFFFFull ? ~std::uint64_t{0} : static_cast<std::uint64_t>(wide);
+    }
+    const std::uint64_t limit = launch_limit(r.dim);
+    if (extent > limit) refuse_launch_rule(path, r, value, limit);
+    // A grid or block of zero is a launch error: an empty shape launches one.
+    if (extent == 0 && r.dim != launch_dim::shared_bytes) extent = 1;
+    launch_dimension(launch, r.dim) = static_cast<unsigned>(extent);
+  }
+  if (!p.shape_rules.empty()) {
+    const dim3 b = launch.blockDim;
+    if (static_cast<std::uint64_t>(b.x) * b.y * b.z > 1024) refuse_launch_block(path, b);
+  }
+}
 [[nodiscard]] std::shared_ptr<native::host_call> make_host_call(
     const node_state& st, const host_node& p, const std::shared_ptr<host_failure_sink>& failures);
 /// Records a captured node's work (with its current values) into a new graph.
@@ -186,6 +253,7 @@ struct exec::impl {
   detail::name_map<std::uint32_t> top_level_index;  ///< top-level name -> nodes index
   unique_stream capture_stream;           ///< for re-recording captured nodes
   std::vector<std::uint32_t> dirty_scratch;  ///< reused by rebind: no allocation after warm-up
+  std::vector<cudaKernelNodeParams> launch_scratch;  ///< launches a rebind computes before applying
   rebind_state rebind;
 };
 }  // namespace cudag

@@ -316,6 +316,8 @@ footprint_model footprint_model::measure(int device, const measure_options& opti
 
   const std::size_t n = m.nodes_measured;
   std::size_t step = 0;
+  std::vector<unique_graph_exec> kept;
+  std::vector<unique_graph> kept_graphs;
   // Builds a graph with `build`, instantiates and uploads it, and returns
   // the device memory the exec took (graph memory left out).
   auto measure_graph = [&](auto&& build) -> std::size_t {
@@ -326,8 +328,10 @@ footprint_model footprint_model::measure(int device, const measure_options& opti
     cuda_check(api.upload(x.get(), options.stream), "cudaGraphUpload");
     cuda_check(api.stream_synchronize(options.stream), "cudaStreamSynchronize");
     const memory_reading after = read_memory(device);
-    x.reset();
-    g.reset();
+    // Kept until the end: the driver keeps a destroyed exec's memory for
+    // the next one, which would then read as taking nothing.
+    kept.push_back(std::move(x));
+    kept_graphs.push_back(std::move(g));
     cuda_check(api.device_graph_mem_trim(device), "cudaDeviceGraphMemTrim");
     const std::size_t drop = before.free > after.free ? before.free - after.free : 0;
     if (drop > 0) step = step == 0 ? drop : std::min(step, drop);
@@ -457,6 +461,9 @@ footprint_model footprint_model::measure(int device, const measure_options& opti
                }),
                n, 0);
   m.granularity_bytes = step;
+  kept.clear();
+  kept_graphs.clear();
+  cuda_check(api.device_graph_mem_trim(device), "cudaDeviceGraphMemTrim");
   return m;
 }
 

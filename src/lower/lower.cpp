@@ -400,68 +400,20 @@ std::int64_t integral_value(std::span<const std::byte> bytes) noexcept {
   }
 }
 
-namespace {
-/// CUDA's limits on each launch dimension (compute capability 3.0 and later).
-constexpr std::uint64_t launch_limit(launch_dim dim) noexcept {
-  switch (dim) {
-    case launch_dim::grid_x: return 0x7FFFFFFFu;
-    case launch_dim::grid_y:
-    case launch_dim::grid_z: return 65535;
-    case launch_dim::block_x:
-    case launch_dim::block_y: return 1024;
-    case launch_dim::block_z: return 64;
-    case launch_dim::shared_bytes: return 0xFFFFFFFFu;
-  }
-  return 0;
+void refuse_launch_rule(const std::string& path, const shape_rule& r, std::int64_t value,
+                        std::uint64_t limit) {
+  throw error("kernel node '" + path + "': shape rule " + std::string(launch_dim_name(r.dim)) +
+                  " = ceil(" + r.param + " * " + std::to_string(r.multiplier) + " / " +
+                  std::to_string(r.divisor) + ") gives more than " + std::to_string(limit) +
+                  " with " + r.param + " = " + std::to_string(value) + ", CUDA's limit",
+              cudaErrorInvalidConfiguration, {}, path);
 }
-unsigned& dimension(cudaKernelNodeParams& k, launch_dim dim) noexcept {
-  switch (dim) {
-    case launch_dim::grid_x: return k.gridDim.x;
-    case launch_dim::grid_y: return k.gridDim.y;
-    case launch_dim::grid_z: return k.gridDim.z;
-    case launch_dim::block_x: return k.blockDim.x;
-    case launch_dim::block_y: return k.blockDim.y;
-    case launch_dim::block_z: return k.blockDim.z;
-    case launch_dim::shared_bytes: return k.sharedMemBytes;
-  }
-  return k.sharedMemBytes;
-}
-}  // namespace
 
-void apply_launch_rules(cudaKernelNodeParams& launch, const kernel_node& p, const std::string& path,
-                        const std::function<std::span<const std::byte>(const std::string&)>& value_of) {
-  launch.gridDim = p.grid;
-  launch.blockDim = p.block;
-  launch.sharedMemBytes = p.shared_bytes;
-  if (p.grid_from) {
-    const std::int64_t n = integral_value(value_of(p.grid_from->param));
-    launch.gridDim = dim3(native::blocks_for(static_cast<std::uint64_t>(std::max<std::int64_t>(0, n)),
-                                             p.grid_from->items_per_block),
-                          1, 1);
-  }
-  for (const shape_rule& r : p.shape_rules) {
-    const std::int64_t n = std::max<std::int64_t>(0, integral_value(value_of(r.param)));
-    // ceil(n * multiplier / divisor) in 128 bits: no overflow for any 64-bit inputs.
-    const unsigned __int128 product = static_cast<unsigned __int128>(n) * r.multiplier;
-    const unsigned __int128 extent = r.divisor == 0 ? 0 : (product + r.divisor - 1) / r.divisor;
-    const std::uint64_t limit = launch_limit(r.dim);
-    if (extent > limit)
-      throw error("kernel node '" + path + "': shape rule " + std::string(launch_dim_name(r.dim)) +
-                      " = ceil(" + r.param + " * " + std::to_string(r.multiplier) + " / " +
-                      std::to_string(r.divisor) + ") gives more than " + std::to_string(limit) +
-                      " with " + r.param + " = " + std::to_string(n) + ", CUDA's limit",
-                  cudaErrorInvalidConfiguration, {}, path);
-    // A grid or block of zero is a launch error: an empty shape launches one.
-    unsigned e = static_cast<unsigned>(extent);
-    if (e == 0 && r.dim != launch_dim::shared_bytes) e = 1;
-    dimension(launch, r.dim) = e;
-  }
-  const dim3 b = launch.blockDim;
-  if (static_cast<std::uint64_t>(b.x) * b.y * b.z > 1024)
-    throw error("kernel node '" + path + "': its shape rules give a block of " + std::to_string(b.x) +
-                    "x" + std::to_string(b.y) + "x" + std::to_string(b.z) +
-                    " threads; CUDA allows at most 1024",
-                cudaErrorInvalidConfiguration, {}, path);
+void refuse_launch_block(const std::string& path, const dim3& b) {
+  throw error("kernel node '" + path + "': its shape rules give a block of " + std::to_string(b.x) +
+                  "x" + std::to_string(b.y) + "x" + std::to_string(b.z) +
+                  " threads; CUDA allows at most 1024",
+              cudaErrorInvalidConfiguration, {}, path);
 }
 
 std::shared_ptr<native::host_call> make_host_call(const node_state& st, const host_node& p,
