@@ -4,13 +4,11 @@
 // failures of host nodes waiting to be rethrown on the caller's thread.
 #include <cuda_runtime_api.h>
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,18 +51,23 @@ enum class rebind_policy { automatic, node_setters, whole_graph_update };
 
 /// First failure of a host node since the last rethrow. Host nodes run on a
 /// driver thread where an exception must not escape: they record it here.
+/// Its state (a flag, a lock, the node's name and the exception) lives in
+/// the library, so that this header needs neither <atomic> nor <mutex>.
 class host_failure_sink {
  public:
+  host_failure_sink();
+  host_failure_sink(const host_failure_sink&) = delete;
+  host_failure_sink& operator=(const host_failure_sink&) = delete;
+  ~host_failure_sink();
+
   void record(std::string_view node, std::exception_ptr failure) noexcept;
   /// Rethrows the recorded failure as cudag::error naming the node, and clears it.
   void rethrow_if_failed();
-  [[nodiscard]] bool failed() const noexcept { return failed_.load(std::memory_order_acquire); }
+  [[nodiscard]] bool failed() const noexcept;
 
  private:
-  std::atomic<bool> failed_{false};
-  std::mutex mutex_;
-  std::string node_;
-  std::exception_ptr failure_;
+  struct state;
+  std::unique_ptr<state> state_;
 };
 
 /// Objects that something replaced while launches in flight may still use

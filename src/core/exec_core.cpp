@@ -2,8 +2,10 @@
 
 #include "cudag/native_api.hpp"
 
+#include <atomic>
 #include <cstdio>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 
 #include <unistd.h>
@@ -17,26 +19,42 @@ std::shared_ptr<CUgraph_st> share(unique_graph graph) {
 }
 }  // namespace
 
+struct host_failure_sink::state {
+  std::atomic<bool> failed{false};
+  std::mutex mutex;
+  std::string node;
+  std::exception_ptr failure;
+};
+
+host_failure_sink::host_failure_sink() : state_(std::make_unique<state>()) {}
+host_failure_sink::~host_failure_sink() = default;
+
+bool host_failure_sink::failed() const noexcept {
+  return state_->failed.load(std::memory_order_acquire);
+}
+
 void host_failure_sink::record(std::string_view node, std::exception_ptr failure) noexcept {
-  std::lock_guard lock(mutex_);
-  if (failed_.load(std::memory_order_relaxed)) return;  // keep the first
+  state& s = *state_;
+  std::lock_guard lock(s.mutex);
+  if (s.failed.load(std::memory_order_relaxed)) return;  // keep the first
   try {
-    node_.assign(node);
+    s.node.assign(node);
   } catch (...) {
   }
-  failure_ = std::move(failure);
-  failed_.store(true, std::memory_order_release);
+  s.failure = std::move(failure);
+  s.failed.store(true, std::memory_order_release);
 }
 
 void host_failure_sink::rethrow_if_failed() {
   if (!failed()) return;
+  state& s = *state_;
   std::string node;
   std::exception_ptr failure;
   {
-    std::lock_guard lock(mutex_);
-    node.swap(node_);
-    failure.swap(failure_);
-    failed_.store(false, std::memory_order_release);
+    std::lock_guard lock(s.mutex);
+    node.swap(s.node);
+    failure.swap(s.failure);
+    s.failed.store(false, std::memory_order_release);
   }
   std::string what = "unknown exception";
   try {

@@ -10,7 +10,6 @@
 //   ex.set_enabled<"scale">(false);
 #include <cuda_runtime_api.h>
 
-#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -212,6 +211,49 @@ struct exec_arena {
   rebind_state rebind;  ///< template_stale indexed by creation rank
 };
 
+/// Owns an exec arena through a plain pointer and its deleter function.
+/// std::unique_ptr<exec_arena<G>> made about 45 functions and classes named
+/// by the graph type (its tuple, pointer, deleter, make_unique, moves), and
+/// every such name spells each item of the declaration: g++ mangles each one
+/// (at 512 nodes, about 100 KB a name).
+class arena_owner {
+ public:
+  arena_owner() noexcept = default;
+  arena_owner(void* arena, void (*destroy)(void*) noexcept) noexcept
+      : arena_(arena), destroy_(destroy) {}
+  arena_owner(arena_owner&& other) noexcept
+      : arena_(std::exchange(other.arena_, nullptr)), destroy_(other.destroy_) {}
+  arena_owner& operator=(arena_owner&& other) noexcept {
+    if (this != &other) {
+      reset();
+      arena_ = std::exchange(other.arena_, nullptr);
+      destroy_ = other.destroy_;
+    }
+    return *this;
+  }
+  ~arena_owner() { reset(); }
+
+  [[nodiscard]] void* get() const noexcept { return arena_; }
+
+ private:
+  void reset() noexcept {
+    if (arena_) destroy_(arena_);
+    arena_ = nullptr;
+  }
+  void* arena_ = nullptr;
+  void (*destroy_)(void*) noexcept = nullptr;
+};
+
+template <class G>
+void destroy_arena(void* arena) noexcept {
+  delete static_cast<exec_arena<G>*>(arena);
+}
+/// A new arena holding a copy of `graph`, owned.
+template <class G>
+[[nodiscard]] arena_owner make_arena(const G& graph) {
+  return arena_owner(new exec_arena<G>(graph), &destroy_arena<G>);
+}
+
 template <class G>
 class exec;
 
@@ -226,11 +268,14 @@ class lowered {
   template <class H, class... B>
   friend lowered<H> lower_with(const H&, const B&...);
   friend class exec<G>;
-  explicit lowered(const G& graph) : arena_(std::make_unique<exec_arena<G>>(graph)) {
-    arena_->state.host_failures = core_.host_failures();
-    arena_->state.retired = core_.retired();
+  explicit lowered(const G& graph) : arena_(make_arena(graph)) {
+    arena().state.host_failures = core_.host_failures();
+    arena().state.retired = core_.retired();
   }
-  std::unique_ptr<exec_arena<G>> arena_;
+  [[nodiscard]] exec_arena<G>& arena() const noexcept {
+    return *static_cast<exec_arena<G>*>(arena_.get());
+  }
+  arena_owner arena_;
   exec_core core_;  ///< not instantiated yet; owns the host-failure sink
   unique_graph graph_;
 };
@@ -249,9 +294,10 @@ template <class G, class... B>
   // lower() and instantiate_with() return the error type before this runs.
   static_assert(std::is_void_v<instantiation_error_t<G, B...>>);
   lowered<G> out(graph);
-  (out.arena_->write(bindings), ...);
+  exec_arena<G>& a = out.arena();
+  (a.write(bindings), ...);
   out.graph_ = make_graph();
-  lower_graph(out.arena_->graph, out.arena_->nodes, out.arena_->state, out.graph_.get());
+  lower_graph(a.graph, a.nodes, a.state, out.graph_.get());
   return out;
 }
 #endif
@@ -289,8 +335,8 @@ class exec {
   explicit exec(lowered<G>&& built, const instantiate_options& options)
       : arena_(std::move(built.arena_)), core_(std::move(built.core_)) {
     core_.reinstantiate(std::move(built.graph_), options, namer());
-    arena_->state.exec = core_.native_exec();
-    arena_->rebind.template_stale.assign(G::node_count, false);
+    arena().state.exec = core_.native_exec();
+    arena().rebind.template_stale.assign(G::node_count, false);
   }
 
   exec(exec&&) noexcept = default;
@@ -326,7 +372,7 @@ class exec {
   }
 
   /// automatic: prefer_whole_graph_update(); the others force one path.
-  void set_rebind_policy(rebind_policy policy) noexcept { arena_->rebind.policy = policy; }
+  void set_rebind_policy(rebind_policy policy) noexcept { arena().rebind.policy = policy; }
 
   /// Enables or disables a kernel, memset or memcpy node, by name. A node the
   /// graph lacks, or of another kind, returns its error type instead.
@@ -337,7 +383,7 @@ class exec {
       returns_error();
     } else {
       constexpr std::uint32_t v = G::shape.node_index(Name.view());
-      native::set_enabled(core_.native_exec(), arena_->nodes.handles[v], enabled, Name.view());
+      native::set_enabled(core_.native_exec(), arena().nodes.handles[v], enabled, Name.view());
     }
   }
   template <fixed_string Name>
@@ -346,7 +392,7 @@ class exec {
       returns_error();
     } else {
       constexpr std::uint32_t v = G::shape.node_index(Name.view());
-      return native::enabled(core_.native_exec(), arena_->nodes.handles[v], Name.view());
+      return native::enabled(core_.native_exec(), arena().nodes.handles[v], Name.view());
     }
   }
   /// The device address of a buffer the top-level graph's mem_alloc node
@@ -365,7 +411,7 @@ class exec {
       returns_error();
     } else {
       constexpr std::uint32_t slot = G::shape.buffer_slot(name_hash(View::name.view()));
-      return static_cast<typename View::element_type*>(arena_->state.values.buffers[slot]) +
+      return static_cast<typename View::element_type*>(arena().state.values.buffers[slot]) +
              view.offset;
     }
   }
@@ -377,17 +423,17 @@ class exec {
     if constexpr (!std::is_void_v<node_name_error_t<G, Name, false>>) {
       returns_error();
     } else {
-      return arena_->nodes.handles[G::shape.node_index(Name.view())];
+      return arena().nodes.handles[G::shape.node_index(Name.view())];
     }
   }
 
  private:
-  using arena = exec_arena<G>;
+  using arena_type = exec_arena<G>;
 
   template <class... B>
   rebind_path rebind_checked(const B&... bindings) {
     using readers = rebind_readers<G, name_hash(B::name.view())...>;
-    const std::array<bool, sizeof...(B)> changed{arena_->write_changed(bindings)...};
+    const std::array<bool, sizeof...(B)> changed{arena().write_changed(bindings)...};
     std::array<std::uint32_t, readers::entries.size()> dirty{};
     std::size_t count = 0;
     for (const auto& e : readers::entries) {
@@ -397,7 +443,7 @@ class exec {
     }
     rebind_view view(*this, readers::hashes);
     return apply_rebind(core_, view, std::span<const std::uint32_t>(dirty.data(), count),
-                        arena_->rebind);
+                        arena().rebind);
   }
 
   /// This graph's nodes, by creation rank, as the shared rebind algorithm
@@ -414,13 +460,13 @@ class exec {
       return G::shape.kinds[G::shape.order[rank]] == node_kind::captured;
     }
     void push(std::uint32_t rank, native::param_target to) override {
-      arena& a = *owner_.arena_;
+      arena_type& a = owner_.arena();
       const std::uint32_t v = G::shape.order[rank];
       const node_entry& e = a.nodes.entries[G::shape.position[v]];
       e.ops->update(e.body, e.storage, &a.state, a.nodes.handles[v], to, G::shape.names[v], hashes_);
     }
     void restore_captured(cudaGraphExec_t) override {
-      arena& a = *owner_.arena_;
+      arena_type& a = owner_.arena();
       for (std::uint32_t rank = 0; rank < G::node_count; ++rank) {
         const std::uint32_t v = G::shape.order[rank];
         if (G::shape.kinds[v] != node_kind::captured) continue;
@@ -438,13 +484,15 @@ class exec {
   /// A callable naming this graph's nodes. Not a lambda: a lambda here
   /// would be named (in its type information) by the whole graph type.
   [[nodiscard]] node_namer namer() const noexcept {
-    return node_namer{arena_->nodes.handles.data(), G::shape.names.data(), G::node_count};
+    return node_namer{arena().nodes.handles.data(), G::shape.names.data(), G::node_count};
   }
   [[nodiscard]] std::string node_name_of(cudaGraphNode_t node) const { return namer()(node); }
 
+  [[nodiscard]] arena_type& arena() const noexcept { return *static_cast<arena_type*>(arena_.get()); }
+
   // Destruction order: the exec core (graph and executable graph) goes
   // first, then the arena the graph's nodes point into.
-  std::unique_ptr<arena> arena_;
+  arena_owner arena_;
   exec_core core_;
 };
 

@@ -234,7 +234,7 @@ struct conditional_body : leaf_body {
   template <class Root, std::size_t... I>
   void lower_bodies(storage& s, lowering_state& st, const std::array<cudaGraph_t, sizeof...(G)>& targets,
                     std::index_sequence<I...>) const {
-    (lower_graph<G, Root>(hana::at_c<I>(bodies), hana::at_c<I>(s), st, targets[I]), ...);
+    (lower_graph<G, Root>(at_c<I>(bodies), at_c<I>(s), st, targets[I]), ...);
   }
   template <class Root>
   void update(storage& s, lowering_state& st, param_hashes hashes) const {
@@ -243,7 +243,7 @@ struct conditional_body : leaf_body {
   template <class Root, std::size_t... I>
   void update_bodies(storage& s, lowering_state& st, param_hashes hashes,
                      std::index_sequence<I...>) const {
-    (update_readers<G, Root>(hana::at_c<I>(bodies), hana::at_c<I>(s), st, hashes), ...);
+    (update_readers<G, Root>(at_c<I>(bodies), at_c<I>(s), st, hashes), ...);
   }
   void write_spec(spec_writer& w, std::string_view name) const {
     w.conditional(name, Kind, Condition::name.view(), sizeof...(G));
@@ -251,7 +251,7 @@ struct conditional_body : leaf_body {
   }
   template <std::size_t... I>
   void write_bodies(spec_writer& w, std::index_sequence<I...>) const {
-    (write_graph(hana::at_c<I>(bodies), w.body(I)), ...);
+    (write_graph(at_c<I>(bodies), w.body(I)), ...);
   }
 };
 
@@ -282,7 +282,7 @@ template <fixed_string Name, conditional_kind Kind, class Condition, class... G>
     static_assert(sizeof(node_kind_forbidden_in_conditional_body<to_fixed<forbidden.size>(
                       forbidden.view())>) == 0);
   using body = conditional_body<Kind, Condition, G...>;
-  return node_t<Name, body>{body{{}, hana::make_basic_tuple(bodies...)}};
+  return node_t<Name, body>{body{{}, make_node_tuple(bodies...)}};
 }
 
 template <fixed_string Name, class Condition, class G>

@@ -64,15 +64,15 @@ struct host_body : leaf_body {
   void fill_at(storage& s, const value_tables& values, const ref_slot* slots,
                std::index_sequence<I...>) const noexcept {
     (void)s, (void)values, (void)slots;  // no arguments: g++ warns them set but unused
-    ((hana::at_c<I>(s.values) = resolve<arg_type<S>>(hana::at_c<I>(args), values, slots, arg_ref[I])), ...);
+    ((at_c<I>(s.values) = resolve<arg_type<S>>(at_c<I>(args), values, slots, arg_ref[I])), ...);
   }
   template <std::size_t... I>
   void run(const values_type& values, std::index_sequence<I...>) const {
     if constexpr (std::is_invocable_v<const F&, const arg_type<S>&...>) {
-      function(hana::at_c<I>(values)...);
+      function(at_c<I>(values)...);
     } else {
       F f = function;  // a mutable callable: call a copy
-      f(hana::at_c<I>(values)...);
+      f(at_c<I>(values)...);
     }
   }
   /// A call on a snapshot of the current values: a launch still pending
@@ -107,7 +107,7 @@ struct host_body : leaf_body {
   }
   template <std::size_t... I>
   void write_spec_at(spec_writer& w, std::string_view name, std::index_sequence<I...>) const {
-    const std::array<value_view, sizeof...(S)> views{spec_view<arg_type<S>>(hana::at_c<I>(args))...};
+    const std::array<value_view, sizeof...(S)> views{spec_view<arg_type<S>>(at_c<I>(args))...};
     w.host(name,
            std::make_shared<const host_function>(
                [f = function](std::span<const void* const> values) mutable {
@@ -122,10 +122,10 @@ template <fixed_string Name, class F, class... A>
   if constexpr (!std::is_invocable_v<F&, const arg_type<A>&...>) {
     static_assert(sizeof(callable_does_not_accept_arguments<Name, F, arg_type<A>...>) > 0);
     using body = host_body<callable_after_error, A...>;
-    return node_t<Name, body>{body{{}, {}, hana::make_basic_tuple(args...)}};
+    return node_t<Name, body>{body{{}, {}, make_node_tuple(args...)}};
   } else {
     using body = host_body<F, A...>;
-    return node_t<Name, body>{body{{}, std::move(function), hana::make_basic_tuple(args...)}};
+    return node_t<Name, body>{body{{}, std::move(function), make_node_tuple(args...)}};
   }
 }
 
@@ -147,7 +147,7 @@ struct captured_body : leaf_body {
   void fill_at(storage& s, const value_tables& values, const ref_slot* slots,
                std::index_sequence<I...>) const noexcept {
     (void)s, (void)values, (void)slots;  // no arguments: g++ warns them set but unused
-    ((hana::at_c<I>(s.values) = resolve<arg_type<S>>(hana::at_c<I>(args), values, slots, arg_ref[I])), ...);
+    ((at_c<I>(s.values) = resolve<arg_type<S>>(at_c<I>(args), values, slots, arg_ref[I])), ...);
   }
   unique_graph record_now(storage& s, lowering_state& st, const ref_slot* slots,
                           std::string_view name) const {
@@ -159,10 +159,10 @@ struct captured_body : leaf_body {
   template <std::size_t... I>
   void invoke_record(cudaStream_t stream, const storage& s, std::index_sequence<I...>) const {
     if constexpr (std::is_invocable_v<const F&, cudaStream_t, const arg_type<S>&...>) {
-      record(stream, hana::at_c<I>(s.values)...);
+      record(stream, at_c<I>(s.values)...);
     } else {
       F f = record;  // a mutable callable: call a copy
-      f(stream, hana::at_c<I>(s.values)...);
+      f(stream, at_c<I>(s.values)...);
     }
   }
 
@@ -187,7 +187,7 @@ struct captured_body : leaf_body {
   }
   template <std::size_t... I>
   void write_spec_at(spec_writer& w, std::string_view name, std::index_sequence<I...>) const {
-    const std::array<value_view, sizeof...(S)> views{spec_view<arg_type<S>>(hana::at_c<I>(args))...};
+    const std::array<value_view, sizeof...(S)> views{spec_view<arg_type<S>>(at_c<I>(args))...};
     w.captured(name,
                std::make_shared<const capture_function>(
                    [f = record](cudaStream_t stream, std::span<const void* const> values) mutable {
@@ -204,10 +204,10 @@ template <fixed_string Name, fixed_string What = "", class F, class... A>
     static_assert(
         sizeof(callable_does_not_accept_arguments<Name, F, cudaStream_t, arg_type<A>...>) > 0);
     using body = captured_body<What, callable_after_error, A...>;
-    return node_t<Name, body>{body{{}, {}, hana::make_basic_tuple(args...)}};
+    return node_t<Name, body>{body{{}, {}, make_node_tuple(args...)}};
   } else {
     using body = captured_body<What, F, A...>;
-    return node_t<Name, body>{body{{}, std::move(record), hana::make_basic_tuple(args...)}};
+    return node_t<Name, body>{body{{}, std::move(record), make_node_tuple(args...)}};
   }
 }
 

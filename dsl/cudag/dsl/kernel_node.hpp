@@ -103,8 +103,8 @@ struct kernel_body<Function, Grid, type_list<P...>, node_tuple<S...>> : leaf_bod
   void fill_at(storage& s, const value_tables& values, const ref_slot* slots,
                std::index_sequence<I...>) const noexcept {
     (void)s, (void)values, (void)slots;  // no arguments: g++ warns them set but unused
-    ((hana::at_c<I>(s.values) = resolve<P>(hana::at_c<I>(args), values, slots, arg_ref[I + 1]),
-      s.pointers[I] = &hana::at_c<I>(s.values)),
+    ((at_c<I>(s.values) = resolve<P>(at_c<I>(args), values, slots, arg_ref[I + 1]),
+      s.pointers[I] = &at_c<I>(s.values)),
      ...);
   }
 
@@ -124,7 +124,7 @@ struct kernel_body<Function, Grid, type_list<P...>, node_tuple<S...>> : leaf_bod
   }
   template <std::size_t... I>
   void write_spec_at(spec_writer& w, std::string_view name, std::index_sequence<I...>) const {
-    const std::array<value_view, sizeof...(P)> views{spec_view<P>(hana::at_c<I>(args))...};
+    const std::array<value_view, sizeof...(P)> views{spec_view<P>(at_c<I>(args))...};
     kernel_view k;
     k.function = function.pointer();
     k.function_name = function.name();
@@ -200,7 +200,7 @@ template <class Function, class Grid, class... A>
                                                   unsigned shared_bytes, const A&... args) {
   using body = kernel_body<Function, decltype(normalize_grid(grid)), type_list<>, node_tuple<A...>>;
   return body{{}, function, normalize_grid(grid), block, shared_bytes,
-              hana::make_basic_tuple(args...)};
+              make_node_tuple(args...)};
 }
 
 template <class Function, class Grid, class Params, class... A>
@@ -210,7 +210,7 @@ struct kernel_body_for<Function, Grid, type_list<P...>, A...> {
   using type = kernel_body<Function, Grid, type_list<P...>, node_tuple<stored_arg<P, A>...>>;
   static constexpr type make(Function function, const Grid& grid, dim3 block, unsigned shared_bytes,
                              const A&... args) {
-    return type{{}, function, grid, block, shared_bytes, hana::make_basic_tuple(store_arg<P>(args)...)};
+    return type{{}, function, grid, block, shared_bytes, make_node_tuple(store_arg<P>(args)...)};
   }
 };
 

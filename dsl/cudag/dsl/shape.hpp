@@ -10,7 +10,6 @@
 // graph, whose first problem graph.hpp turns into a compile error), and a
 // program runs it over vectors (shape_rules.hpp: check_shape, the DSL's
 // verdict on a graph described at run time, which tests hold to check()'s).
-#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -51,6 +50,81 @@ struct hashed_index {
 
 inline constexpr std::uint32_t no_index = 0xffffffffu;
 
+// Sorting and searching without <algorithm>: in C++20 that header (the
+// ranges algorithms) costs every translation unit of the DSL about 6 MiB of
+// g++ memory and 0.1 s, for the three algorithms used here.
+
+/// The first entry not less than `key` in sorted [first, last).
+[[nodiscard]] constexpr const hashed_index* lower_bound_hashed(const hashed_index* first,
+                                                               const hashed_index* last,
+                                                               const hashed_index& key) noexcept {
+  std::size_t count = std::size_t(last - first);
+  while (count > 0) {
+    const std::size_t step = count / 2;
+    if (first[step] < key) {
+      first += step + 1;
+      count -= step + 1;
+    } else {
+      count = step;
+    }
+  }
+  return first;
+}
+
+/// Sorts [a, a + n) ascending (heap sort: n log n, no recursion; the keys
+/// are distinct, so the result is the one std::sort gives).
+constexpr void sort_hashed(hashed_index* a, std::size_t n) noexcept {
+  const auto sift_down = [a](std::size_t root, std::size_t end) {
+    for (std::size_t child = 2 * root + 1; child < end; child = 2 * root + 1) {
+      if (child + 1 < end && a[child] < a[child + 1]) ++child;
+      if (!(a[root] < a[child])) return;
+      const hashed_index t = a[root];
+      a[root] = a[child];
+      a[child] = t;
+      root = child;
+    }
+  };
+  for (std::size_t i = n / 2; i-- > 0;) sift_down(i, n);
+  for (std::size_t end = n; end > 1; --end) {
+    const hashed_index t = a[0];
+    a[0] = a[end - 1];
+    a[end - 1] = t;
+    sift_down(0, end - 1);
+  }
+}
+
+/// A binary min-heap of node indices in [h, h + n) (std::push_heap's and
+/// std::pop_heap's layout with a greater-than comparison): the last element
+/// added, moved into place.
+constexpr void min_heap_push(std::uint32_t* h, std::size_t n) noexcept {
+  std::size_t i = n - 1;
+  while (i > 0) {
+    const std::size_t parent = (i - 1) / 2;
+    if (!(h[i] < h[parent])) return;
+    const std::uint32_t t = h[i];
+    h[i] = h[parent];
+    h[parent] = t;
+    i = parent;
+  }
+}
+/// Moves the least element of the heap [h, h + n) to h[n - 1] and makes
+/// [h, h + n - 1) a heap again.
+constexpr void min_heap_pop(std::uint32_t* h, std::size_t n) noexcept {
+  const std::uint32_t least = h[0];
+  h[0] = h[n - 1];
+  h[n - 1] = least;
+  const std::size_t end = n - 1;
+  std::size_t root = 0;
+  for (std::size_t child = 1; child < end; child = 2 * root + 1) {
+    if (child + 1 < end && h[child + 1] < h[child]) ++child;
+    if (!(h[child] < h[root])) return;
+    const std::uint32_t t = h[root];
+    h[root] = h[child];
+    h[child] = t;
+    root = child;
+  }
+}
+
 /// Index of `name` in a sorted lookup array of `size` entries whose names
 /// are names[index] (compared too, so that a collision never joins two
 /// names).
@@ -59,7 +133,7 @@ inline constexpr std::uint32_t no_index = 0xffffffffu;
                                                   std::string_view name) noexcept {
   const std::uint64_t hash = name_hash(name);
   const hashed_index* const end = lookup + size;
-  for (const hashed_index* it = std::lower_bound(lookup, end, hashed_index{hash, 0});
+  for (const hashed_index* it = lower_bound_hashed(lookup, end, hashed_index{hash, 0});
        it != end && it->hash == hash; ++it)
     if (names[it->index] == name) return it->index;
   return no_index;
@@ -70,7 +144,7 @@ inline constexpr std::uint32_t no_index = 0xffffffffu;
 [[nodiscard]] constexpr std::uint32_t find_hashed(const hashed_index* lookup, std::size_t size,
                                                   std::uint64_t hash) noexcept {
   const hashed_index* const end = lookup + size;
-  const hashed_index* const it = std::lower_bound(lookup, end, hashed_index{hash, 0});
+  const hashed_index* const it = lower_bound_hashed(lookup, end, hashed_index{hash, 0});
   return it != end && it->hash == hash ? it->index : no_index;
 }
 
@@ -139,7 +213,7 @@ template <class Contiguous>
         sorted[total] = {r.hash, std::uint32_t(total)};
         names[total++] = r.name;
       }
-  std::sort(sorted, sorted + total);
+  sort_hashed(sorted, total);
   // Within a run of equal hashes, compare only with the run's distinct names
   // (almost always one): linear, however often a name is used.
   std::size_t distinct = 0;
@@ -355,7 +429,7 @@ constexpr void unique_refs(slice<const ref_info> all_refs, ref_kind kind, slice<
     const ref_info& r = all[i];
     if (r.kind != kind) continue;
     bool seen = false;
-    const hashed_index* it = std::lower_bound(lookup, lookup + count, hashed_index{r.hash, 0});
+    const hashed_index* it = lower_bound_hashed(lookup, lookup + count, hashed_index{r.hash, 0});
     for (; it != lookup + count && it->hash == r.hash; ++it)
       if (out[it->index].name == r.name) seen = true;
     if (seen) continue;
@@ -422,7 +496,7 @@ constexpr bool check_duplicate_names(const shape_view& g) noexcept {
   hashed_index* const lookup = g.node_lookup.data();
   const std::string_view* const names = g.names.data();
   const std::size_t N = g.node_lookup.size();
-  std::sort(lookup, lookup + N);
+  sort_hashed(lookup, N);
   for (std::size_t i = 1; i < N; ++i) {
     const hashed_index& a = lookup[i - 1];
     const hashed_index& b = lookup[i];
@@ -442,7 +516,7 @@ constexpr bool check_condition_tests(const shape_view& g, const shape_scratch& s
   const condition_test* const tests = g.condition_tests.data();
   hashed_index* const by_condition = s.by_condition.data();
   for (std::size_t k = 0; k < T; ++k) by_condition[k] = {tests[k].hash, std::uint32_t(k)};
-  std::sort(by_condition, by_condition + T);
+  sort_hashed(by_condition, T);
   for (std::size_t k = 1; k < T; ++k) {
     const condition_test& first = tests[by_condition[k - 1].index];
     const condition_test& second = tests[by_condition[k].index];
@@ -522,7 +596,7 @@ constexpr void group_dependencies(const shape_view& g, const shape_scratch& s) n
       for (std::uint32_t j = dep_begin[v]; j < written; ++j) repeated |= deps[j] == grouped[k];
       if (!repeated) deps[written++] = grouped[k];
     }
-    g.max_deps = std::max<std::size_t>(g.max_deps, written - dep_begin[v]);
+    if (written - dep_begin[v] > g.max_deps) g.max_deps = written - dep_begin[v];
   }
   dep_begin[N] = written;
 }
@@ -552,17 +626,16 @@ constexpr std::size_t order_nodes(const shape_view& g, const shape_scratch& s) n
       ++indegree[v];
     }
   std::size_t ready_count = 0, tail = 0;
-  constexpr auto later = [](std::uint32_t a, std::uint32_t b) { return a > b; };
   for (std::uint32_t v = 0; v < N; ++v)
     if (indegree[v] == 0) ready[ready_count++] = v;  // ascending: already a min-heap
   while (ready_count > 0) {
-    std::pop_heap(ready, ready + ready_count, later);
+    min_heap_pop(ready, ready_count);
     const std::uint32_t v = ready[--ready_count];
     order[tail++] = v;
     for (std::uint32_t k = succ_begin[v]; k < succ_begin[v + 1]; ++k)
       if (--indegree[succ[k]] == 0) {
         ready[ready_count++] = succ[k];
-        std::push_heap(ready, ready + ready_count, later);
+        min_heap_push(ready, ready_count);
       }
   }
   return tail;
