@@ -67,7 +67,7 @@ struct footprint_model {
   /// Calibrates the model on `device` (made current for the call, then
   /// restored): for each kind, instantiates and uploads a graph of `nodes`
   /// nodes of it (and an empty graph for the fixed part), reading
-  /// cudaMemGetInfo before the instantiation and after the upload, graph
+  /// cudaMemGetInfo before the instantiation and after an upload and one launch, graph
   /// memory (cudaGraphMemAttrReservedMemCurrent) subtracted. memset and
   /// memcpy nodes write into one buffer of the graph (a mem_alloc node);
   /// mem_alloc and mem_free are measured as pairs (half each); a child node

@@ -326,6 +326,8 @@ footprint_model footprint_model::measure(int device, const measure_options& opti
     const memory_reading before = read_memory(device);
     unique_graph_exec x = instantiate_native(g.get(), {});
     cuda_check(api.upload(x.get(), options.stream), "cudaGraphUpload");
+    // Some of an exec's memory is taken at its first launch, not before.
+    cuda_check(api.launch(x.get(), options.stream), "cudaGraphLaunch");
     cuda_check(api.stream_synchronize(options.stream), "cudaStreamSynchronize");
     const memory_reading after = read_memory(device);
     // Kept until the end: the driver keeps a destroyed exec's memory for

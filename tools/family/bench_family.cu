@@ -176,34 +176,49 @@ int main(int argc, char** argv) {
     return b;
   };
 
-  // ---- memory, first: the driver keeps what destroyed graphs took --------
+  // ---- memory, first: the driver keeps what destroyed graphs took and ---
+  // gives it to later ones. Copies are kept alive, so that 2 MiB steps of
+  // cudaMemGetInfo resolve one exec's share.
   {
-    std::vector<raw_chain> per_shape_memory(static_cast<std::size_t>(shapes));
+    constexpr int copies = 24;
     const std::size_t base = used_memory();
-    // An executable graph takes its device memory at its first launch.
+    std::vector<cudag::exec> ours;
+    for (int k = 0; k < copies; ++k) {
+      ours.push_back(cudag::instantiate(spec, first_bindings()));
+      ours.back().upload(stream);
+    }
+    const std::size_t ours_uploaded = used_memory() - base;
+    for (auto& e : ours) e.launch(stream);
+    const std::size_t ours_launched = used_memory() - base;
+    std::vector<raw_chain> raw(copies);
+    const std::size_t base_raw = used_memory();
+    for (auto& c : raw) build_raw(c, &x, kernels, batch_of(0), stream);
+    const std::size_t raw_uploaded = used_memory() - base_raw;
+    for (auto& c : raw) BENCH_CHECK(cudaGraphLaunch(c.exec, stream));
+    const std::size_t raw_launched = used_memory() - base_raw;
+    std::vector<raw_chain> per_shape_memory(static_cast<std::size_t>(shapes));
+    const std::size_t base_all = used_memory();
     for (int s = 0; s < shapes; ++s) {
       build_raw(per_shape_memory[std::size_t(s)], &x, kernels, batch_of(s), stream);
       BENCH_CHECK(cudaGraphLaunch(per_shape_memory[std::size_t(s)].exec, stream));
     }
-    const std::size_t raw_all = used_memory() - base;
+    const std::size_t raw_all = used_memory() - base_all;
     for (auto& c : per_shape_memory) destroy_raw(c);
-    raw_chain one;
-    const std::size_t base1 = used_memory();
-    build_raw(one, &x, kernels, batch_of(0), stream);
-    BENCH_CHECK(cudaGraphLaunch(one.exec, stream));
-    const std::size_t raw_one = used_memory() - base1;
-    destroy_raw(one);
-    const std::size_t base2 = used_memory();
-    cudag::exec first = cudag::instantiate(spec, first_bindings());
-    first.launch(stream);
-    const std::size_t cudag_one = used_memory() - base2;
-    std::printf("device memory (cudaMemGetInfo, taken at first launch): one exec per shape %.2f MiB "
-                "(%.3f MiB each), one raw exec %.3f MiB, the cudag family %.3f MiB\n\n",
-                double(raw_all) / 1048576.0, double(raw_all) / 1048576.0 / shapes,
-                double(raw_one) / 1048576.0, double(cudag_one) / 1048576.0);
-    rep.extra("memory_bytes", "{\"one_exec_per_shape\": " + std::to_string(raw_all) +
-                                  ", \"one_raw_exec\": " + std::to_string(raw_one) +
-                                  ", \"cudag_family\": " + std::to_string(cudag_one) + "}");
+    for (auto& c : raw) destroy_raw(c);
+    ours.clear();
+    const double mib = 1048576.0;
+    std::printf("device memory (cudaMemGetInfo, %d copies each kept alive):\n"
+                "  one cudag exec: %.3f MiB after upload, %.3f MiB after its first launch\n"
+                "  one raw exec:   %.3f MiB after upload, %.3f MiB after its first launch\n"
+                "  one raw exec per shape: %.2f MiB for %d shapes; the cudag family is one exec\n\n",
+                copies, double(ours_uploaded) / mib / copies, double(ours_launched) / mib / copies,
+                double(raw_uploaded) / mib / copies, double(raw_launched) / mib / copies,
+                double(raw_all) / mib, shapes);
+    rep.extra("memory_bytes", "{\"cudag_exec_uploaded\": " + std::to_string(ours_uploaded / copies) +
+                                  ", \"cudag_exec_launched\": " + std::to_string(ours_launched / copies) +
+                                  ", \"raw_exec_uploaded\": " + std::to_string(raw_uploaded / copies) +
+                                  ", \"raw_exec_launched\": " + std::to_string(raw_launched / copies) +
+                                  ", \"raw_one_exec_per_shape\": " + std::to_string(raw_all) + "}");
   }
 
   // ---- ready: every shape launchable --------------------------------------
@@ -281,6 +296,17 @@ int main(int argc, char** argv) {
   probe_bindings.push_back(cudag::bind("x", x));
   cudag::exec cudag_dedicated = cudag::instantiate(spec, probe_bindings);
   switch_by_update(switched, batch_of(probe));
+  // The same switches, then an explicit upload; and switches by exec setters only.
+  raw_chain uploaded, by_setters;
+  build_raw(uploaded, &x, kernels, batch_of(0), stream);
+  build_raw(by_setters, &x, kernels, batch_of(0), stream);
+  for (int s = 1; s < shapes; ++s) {
+    switch_by_update(uploaded, batch_of(s));
+    switch_by_exec_setters(by_setters, batch_of(s));
+  }
+  switch_by_update(uploaded, batch_of(probe));
+  BENCH_CHECK(cudaGraphUpload(uploaded.exec, stream));
+  switch_by_exec_setters(by_setters, batch_of(probe));
   const std::vector<bench::summary> replay = bench::interleaved(
       rounds * 4, 2,
       {
@@ -300,6 +326,14 @@ int main(int argc, char** argv) {
              BENCH_CHECK(cudaGraphLaunch(switched.exec, stream));
              BENCH_CHECK(cudaStreamSynchronize(stream));
            }},
+          {[&] {
+             BENCH_CHECK(cudaGraphLaunch(uploaded.exec, stream));
+             BENCH_CHECK(cudaStreamSynchronize(stream));
+           }},
+          {[&] {
+             BENCH_CHECK(cudaGraphLaunch(by_setters.exec, stream));
+             BENCH_CHECK(cudaStreamSynchronize(stream));
+           }},
       });
   rep.add({"replay after a reshape (launch + synchronize)", "a dedicated exec of that shape", replay[0],
            replay[1], "<= 1.02"});
@@ -307,6 +341,10 @@ int main(int argc, char** argv) {
            replay[0], replay[2], ""});
   rep.add({"replay of the raw exec switched to that shape by update", "a dedicated exec of that shape",
            replay[0], replay[3], ""});
+  rep.add({"replay of a raw exec switched by update, then uploaded", "a dedicated exec of that shape",
+           replay[0], replay[4], ""});
+  rep.add({"replay of a raw exec switched by exec setters only", "a dedicated exec of that shape",
+           replay[0], replay[5], ""});
   for (const int s : {0, probe, shapes - 1}) {
     (void)family.reshape(shape_bindings(batch_of(s)));
     rep.verified(verify_shape("cudag family reshaped to batch " + std::to_string(batch_of(s)),
@@ -319,6 +357,8 @@ int main(int argc, char** argv) {
                             stream, x, max_elements, batch_of(probe), kernels));
   destroy_raw(dedicated);
   destroy_raw(switched);
+  destroy_raw(uploaded);
+  destroy_raw(by_setters);
 
   rep.print_table();
   rep.print_verified();
