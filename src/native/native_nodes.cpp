@@ -16,6 +16,18 @@ namespace {
 
 cudaError_t get_last_error() { return cudaGetLastError(); }
 
+/// A driver function reached through the runtime, or null where the driver lacks it.
+void* driver_entry(const char* symbol) {
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult status{};
+  if (cudaGetDriverEntryPointByVersion(symbol, &fn, 12000, cudaEnableDefault, &status) != cudaSuccess ||
+      status != cudaDriverEntryPointSuccess) {
+    (void)cudaGetLastError();
+    return nullptr;
+  }
+  return fn;
+}
+
 /// The runtime sets memory in bytes only; the driver in 1, 2 or 4-byte
 /// elements, reached through the runtime so that nothing links libcuda.
 cudaError_t memset_2d_async(void* dst, std::size_t pitch, unsigned value, unsigned element_size,
@@ -23,32 +35,9 @@ cudaError_t memset_2d_async(void* dst, std::size_t pitch, unsigned value, unsign
   using d8 = CUresult (*)(CUdeviceptr, std::size_t, unsigned char, std::size_t, std::size_t, CUstream);
   using d16 = CUresult (*)(CUdeviceptr, std::size_t, unsigned short, std::size_t, std::size_t, CUstream);
   using d32 = CUresult (*)(CUdeviceptr, std::size_t, unsigned int, std::size_t, std::size_t, CUstream);
-  static void* const functions[3] = {
-      [] {
-        void* fn = nullptr;
-        cudaDriverEntryPointQueryResult status{};
-        if (cudaGetDriverEntryPointByVersion("cuMemsetD2D8Async", &fn, 12000, cudaEnableDefault,
-                                             &status) != cudaSuccess)
-          (void)cudaGetLastError();
-        return fn;
-      }(),
-      [] {
-        void* fn = nullptr;
-        cudaDriverEntryPointQueryResult status{};
-        if (cudaGetDriverEntryPointByVersion("cuMemsetD2D16Async", &fn, 12000, cudaEnableDefault,
-                                             &status) != cudaSuccess)
-          (void)cudaGetLastError();
-        return fn;
-      }(),
-      [] {
-        void* fn = nullptr;
-        cudaDriverEntryPointQueryResult status{};
-        if (cudaGetDriverEntryPointByVersion("cuMemsetD2D32Async", &fn, 12000, cudaEnableDefault,
-                                             &status) != cudaSuccess)
-          (void)cudaGetLastError();
-        return fn;
-      }(),
-  };
+  static void* const functions[3] = {driver_entry("cuMemsetD2D8Async"),
+                                     driver_entry("cuMemsetD2D16Async"),
+                                     driver_entry("cuMemsetD2D32Async")};
   const auto at = reinterpret_cast<CUdeviceptr>(dst);
   CUresult r = CUDA_ERROR_NOT_SUPPORTED;
   switch (element_size) {
