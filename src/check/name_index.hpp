@@ -32,9 +32,10 @@ class name_index {
     mask_ = slots_.size() - 1;
   }
   /// With `fingerprints`, insert() also keeps each node's fingerprint_of()
-  /// by index, for names_node().
+  /// by index, for names_node(), past the caches (a small graph's names
+  /// are compared in place).
   name_index(const std::vector<node>& nodes, bool fingerprints) : name_index(nodes) {
-    if (fingerprints) fingerprints_.resize(nodes.size());
+    if (fingerprints && nodes.size() > 4096) fingerprints_.resize(nodes.size());
   }
 
   /// A name in a word: the name itself, zero-padded, with its length in the
@@ -49,10 +50,11 @@ class name_index {
   }
 
   /// True when node `index` exists and is named `name` (whose prefix_of()
-  /// is `prefix`): one word compared, the names themselves only past 7
-  /// bytes. Needs the fingerprints kept (the constructor's flag).
+  /// is `prefix`): where fingerprints are kept, one word compared, the names
+  /// themselves only past 7 bytes.
   [[nodiscard]] bool names_node(std::uint32_t index, std::string_view name,
                                 std::uint64_t prefix) const noexcept {
+    if (fingerprints_.empty()) return nodes_ && index < nodes_->size() && (*nodes_)[index].name == name;
     return index < fingerprints_.size() && fingerprints_[index] == fingerprint_of(name, prefix) &&
            (name.size() <= 7 || (*nodes_)[index].name == name);
   }
