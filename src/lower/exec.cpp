@@ -364,16 +364,16 @@ void exec::stage(std::string_view name, const type_tag& type, const void* bytes,
   st.launch_scratch.clear();
   for (const detail::param_use& use : p.uses)
     if (use.slot == detail::grid_slot) {
-      cudaKernelNodeParams& probe = st.launch_scratch.emplace_back(st.nodes[use.node].kernel);
-      detail::apply_launch_rules(probe, std::get<kernel_node>(st.nodes[use.node].spec_node->params),
-                                 st.nodes[use.node].path, value_of);
+      const node_state& n = st.nodes[use.node];
+      detail::apply_launch_rules(st.launch_scratch.emplace_back(),
+                                 *std::get_if<kernel_node>(&n.spec_node->params), n.path, value_of);
     }
   std::memcpy(p.bytes.data(), bytes, size);
   std::size_t next_launch = 0;
   for (const detail::param_use& use : p.uses) {
     node_state& n = st.nodes[use.node];
     if (use.slot == detail::grid_slot) {
-      const cudaKernelNodeParams& launch = st.launch_scratch[next_launch++];
+      const detail::launch_shape& launch = st.launch_scratch[next_launch++];
       n.kernel.gridDim = launch.gridDim;
       n.kernel.blockDim = launch.blockDim;
       n.kernel.sharedMemBytes = launch.sharedMemBytes;

@@ -143,7 +143,15 @@ struct node_state {
   return 0;
 }
 
-[[nodiscard]] inline unsigned& launch_dimension(cudaKernelNodeParams& k, launch_dim dim) noexcept {
+/// What shape rules set: a kernel node's grid, block and shared bytes.
+struct launch_shape {
+  dim3 gridDim;
+  dim3 blockDim;
+  unsigned sharedMemBytes = 0;
+};
+
+template <class Launch>
+[[nodiscard]] unsigned& launch_dimension(Launch& k, launch_dim dim) noexcept {
   switch (dim) {
     case launch_dim::grid_x: return k.gridDim.x;
     case launch_dim::grid_y: return k.gridDim.y;
@@ -161,8 +169,8 @@ struct node_state {
 /// parameter's bytes from `value_of(name)`. Throws, naming the node, where a
 /// rule gives more than CUDA allows. Inline: a reshape computes it for every
 /// node that follows a parameter.
-template <class ValueOf>
-void apply_launch_rules(cudaKernelNodeParams& launch, const kernel_node& p, const std::string& path,
+template <class Launch, class ValueOf>
+void apply_launch_rules(Launch& launch, const kernel_node& p, const std::string& path,
                         ValueOf&& value_of) {
   launch.gridDim = p.grid;
   launch.blockDim = p.block;
@@ -253,7 +261,7 @@ struct exec::impl {
   detail::name_map<std::uint32_t> top_level_index;  ///< top-level name -> nodes index
   unique_stream capture_stream;           ///< for re-recording captured nodes
   std::vector<std::uint32_t> dirty_scratch;  ///< reused by rebind: no allocation after warm-up
-  std::vector<cudaKernelNodeParams> launch_scratch;  ///< launches a rebind computes before applying
+  std::vector<detail::launch_shape> launch_scratch;  ///< launches a rebind computes before applying
   rebind_state rebind;
 };
 }  // namespace cudag
