@@ -18,69 +18,30 @@
 #include <variant>
 
 #include "cudag/error.hpp"
+#include "display_text.hpp"
 
 namespace cudag {
 namespace {
 
+using display::append_hex;
+using display::cat;
+using display::copy_kind_name;
+using display::dims;
+using display::max_quoted_bytes;
+using display::max_shown_bytes;
+using display::quoted;
+using display::utf8_length;
+
 // What text shows of one user string (as to_dot(spec) does), of a literal's
 // bytes and of one node's changes in a picture; Graphviz refuses a quoted
 // string of 16,384 bytes or more.
-constexpr std::size_t max_shown_bytes = 512;
-constexpr std::size_t max_quoted_bytes = 8192;
 constexpr std::size_t max_literal_bytes = 16;
 constexpr std::size_t max_label_changes = 8;
 // The nesting check() accepts and to_dot(spec) draws.
 constexpr std::size_t max_nesting = 64;
 
-// Concatenation by appending: g++ 12 warns falsely (-Wrestrict) on
-// `"literal" + std::string` once inlined.
-std::string cat(std::initializer_list<std::string_view> parts) {
-  std::size_t size = 0;
-  for (std::string_view part : parts) size += part.size();
-  std::string out;
-  out.reserve(size);
-  for (std::string_view part : parts) out += part;
-  return out;
-}
-
 std::string str(std::uint64_t n) { return std::to_string(n); }
 std::string str_signed(std::int64_t n) { return std::to_string(n); }
-
-// Length of the valid UTF-8 sequence at text[at], or 0 when the bytes there
-// are not one (stray continuation byte, overlong form, surrogate, beyond
-// U+10FFFF, cut short).
-std::size_t utf8_length(std::string_view text, std::size_t at) {
-  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
-  const unsigned char lead = byte(at);
-  if (lead < 0x80) return 1;
-  std::size_t length = 0;
-  unsigned low = 0x80, high = 0xBF;  // range of the second byte
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    length = 2;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    length = 3;
-    if (lead == 0xE0) low = 0xA0;
-    if (lead == 0xED) high = 0x9F;
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4;
-    if (lead == 0xF0) low = 0x90;
-    if (lead == 0xF4) high = 0x8F;
-  } else {
-    return 0;
-  }
-  if (at + length > text.size()) return 0;
-  if (byte(at + 1) < low || byte(at + 1) > high) return 0;
-  for (std::size_t i = 2; i < length; ++i)
-    if (byte(at + i) < 0x80 || byte(at + i) > 0xBF) return 0;
-  return length;
-}
-
-constexpr char hex_digits[] = "0123456789ABCDEF";
-
-void append_hex(std::string& out, unsigned char c) {
-  out += hex_digits[c >> 4];
-  out += hex_digits[c & 0xF];
-}
 
 // A user string as text shows it: a control byte (a newline included) or a
 // byte that is not valid UTF-8 as the text \xNN, so that one change stays one
@@ -109,21 +70,7 @@ std::string readable(std::string_view text) {
 
 std::string named(std::string_view name) { return cat({"'", readable(name), "'"}); }
 
-std::string dims(const dim3& d) {
-  return cat({"(", str(d.x), ",", str(d.y), ",", str(d.z), ")"});
-}
-
 bool same_dims(const dim3& a, const dim3& b) { return a.x == b.x && a.y == b.y && a.z == b.z; }
-
-std::string_view copy_kind_name(cudaMemcpyKind kind) {
-  switch (kind) {
-    case cudaMemcpyHostToHost: return "host to host";
-    case cudaMemcpyHostToDevice: return "host to device";
-    case cudaMemcpyDeviceToHost: return "device to host";
-    case cudaMemcpyDeviceToDevice: return "device to device";
-    default: return "default";
-  }
-}
 
 std::string_view yes_no(bool b) { return b ? "yes" : "no"; }
 
@@ -579,40 +526,6 @@ std::string line_of(const spec_change& c) {
 }
 
 // ------------------------------------------------------------------- DOT --
-// A quoted DOT string that Graphviz always accepts (as to_dot(spec) writes
-// them): quotes and backslashes escaped, newlines as DOT's centred line
-// break, other control bytes and invalid UTF-8 as the text \xNN, at most
-// max_quoted_bytes.
-std::string quoted(std::string_view text) {
-  std::string out = "\"";
-  std::size_t at = 0;
-  while (at < text.size()) {
-    if (out.size() + 16 > max_quoted_bytes) {
-      out += "...";
-      break;
-    }
-    const auto c = static_cast<unsigned char>(text[at]);
-    const std::size_t length = utf8_length(text, at);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\r') {
-      // dropped
-    } else if (length == 0 || c < 0x20 || c == 0x7F) {
-      out += "\\\\x";
-      append_hex(out, c);
-    } else {
-      out.append(text.substr(at, length));
-      at += length;
-      continue;
-    }
-    ++at;
-  }
-  return out + '"';
-}
-
 enum class status { unchanged, added, removed, changed };
 
 struct look {
