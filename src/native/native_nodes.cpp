@@ -30,32 +30,43 @@ void* driver_entry(const char* symbol) {
 
 /// The runtime sets memory in bytes only; the driver in 1, 2 or 4-byte
 /// elements, reached through the runtime so that nothing links libcuda.
+/// One row goes through the 1-D functions (compute-sanitizer's initcheck
+/// follows those, not the 2-D ones, on stream-ordered memory).
 cudaError_t memset_2d_async(void* dst, std::size_t pitch, unsigned value, unsigned element_size,
                             std::size_t width, std::size_t height, cudaStream_t stream) {
-  using d8 = CUresult (*)(CUdeviceptr, std::size_t, unsigned char, std::size_t, std::size_t, CUstream);
-  using d16 = CUresult (*)(CUdeviceptr, std::size_t, unsigned short, std::size_t, std::size_t, CUstream);
-  using d32 = CUresult (*)(CUdeviceptr, std::size_t, unsigned int, std::size_t, std::size_t, CUstream);
-  static void* const functions[3] = {driver_entry("cuMemsetD2D8Async"),
-                                     driver_entry("cuMemsetD2D16Async"),
-                                     driver_entry("cuMemsetD2D32Async")};
+  using row8 = CUresult (*)(CUdeviceptr, unsigned char, std::size_t, CUstream);
+  using row16 = CUresult (*)(CUdeviceptr, unsigned short, std::size_t, CUstream);
+  using row32 = CUresult (*)(CUdeviceptr, unsigned int, std::size_t, CUstream);
+  using rows8 = CUresult (*)(CUdeviceptr, std::size_t, unsigned char, std::size_t, std::size_t, CUstream);
+  using rows16 = CUresult (*)(CUdeviceptr, std::size_t, unsigned short, std::size_t, std::size_t, CUstream);
+  using rows32 = CUresult (*)(CUdeviceptr, std::size_t, unsigned int, std::size_t, std::size_t, CUstream);
+  static void* const one_row[3] = {driver_entry("cuMemsetD8Async"), driver_entry("cuMemsetD16Async"),
+                                   driver_entry("cuMemsetD32Async")};
+  static void* const rows[3] = {driver_entry("cuMemsetD2D8Async"), driver_entry("cuMemsetD2D16Async"),
+                                driver_entry("cuMemsetD2D32Async")};
   const auto at = reinterpret_cast<CUdeviceptr>(dst);
-  CUresult r = CUDA_ERROR_NOT_SUPPORTED;
-  switch (element_size) {
-    case 1:
-      if (functions[0])
-        r = reinterpret_cast<d8>(functions[0])(at, pitch, static_cast<unsigned char>(value), width,
-                                               height, stream);
-      break;
-    case 2:
-      if (functions[1])
-        r = reinterpret_cast<d16>(functions[1])(at, pitch, static_cast<unsigned short>(value), width,
-                                                height, stream);
-      break;
-    case 4:
-      if (functions[2])
-        r = reinterpret_cast<d32>(functions[2])(at, pitch, value, width, height, stream);
-      break;
-    default: return cudaErrorInvalidValue;
+  const std::size_t k = element_size == 1 ? 0 : element_size == 2 ? 1 : element_size == 4 ? 2 : 3;
+  if (k == 3) return cudaErrorInvalidValue;
+  void* const fn = height == 1 ? one_row[k] : rows[k];
+  if (!fn) return cudaErrorNotSupported;
+  CUresult r = CUDA_SUCCESS;
+  if (height == 1) {
+    switch (k) {
+      case 0: r = reinterpret_cast<row8>(fn)(at, static_cast<unsigned char>(value), width, stream); break;
+      case 1: r = reinterpret_cast<row16>(fn)(at, static_cast<unsigned short>(value), width, stream); break;
+      default: r = reinterpret_cast<row32>(fn)(at, value, width, stream); break;
+    }
+  } else {
+    switch (k) {
+      case 0:
+        r = reinterpret_cast<rows8>(fn)(at, pitch, static_cast<unsigned char>(value), width, height, stream);
+        break;
+      case 1:
+        r = reinterpret_cast<rows16>(fn)(at, pitch, static_cast<unsigned short>(value), width, height,
+                                         stream);
+        break;
+      default: r = reinterpret_cast<rows32>(fn)(at, pitch, value, width, height, stream); break;
+    }
   }
   // The driver's and the runtime's codes share their values for these.
   return r == CUDA_SUCCESS ? cudaSuccess : static_cast<cudaError_t>(r);
