@@ -30,8 +30,7 @@ void* driver_entry(const char* symbol) {
 
 /// The runtime sets memory in bytes only; the driver in 1, 2 or 4-byte
 /// elements, reached through the runtime so that nothing links libcuda.
-/// One row goes through the 1-D functions (compute-sanitizer's initcheck
-/// follows those, not the 2-D ones, on stream-ordered memory).
+/// One row goes through the 1-D functions, several through the 2-D ones.
 cudaError_t memset_2d_async(void* dst, std::size_t pitch, unsigned value, unsigned element_size,
                             std::size_t width, std::size_t height, cudaStream_t stream) {
   using row8 = CUresult (*)(CUdeviceptr, unsigned char, std::size_t, CUstream);
@@ -44,9 +43,18 @@ cudaError_t memset_2d_async(void* dst, std::size_t pitch, unsigned value, unsign
                                    driver_entry("cuMemsetD32Async")};
   static void* const rows[3] = {driver_entry("cuMemsetD2D8Async"), driver_entry("cuMemsetD2D16Async"),
                                 driver_entry("cuMemsetD2D32Async")};
-  const auto at = reinterpret_cast<CUdeviceptr>(dst);
   const std::size_t k = element_size == 1 ? 0 : element_size == 2 ? 1 : element_size == 4 ? 2 : 3;
   if (k == 3) return cudaErrorInvalidValue;
+  // Every byte alike (zeros, all ones, any 1-byte fill): the runtime's own
+  // memset, which tools such as compute-sanitizer follow; the driver's
+  // entry points they cannot see.
+  const unsigned low = value & 0xFFu;
+  const bool bytes_alike = element_size == 1 || (element_size == 2 && (value & 0xFFFFu) == low * 0x0101u) ||
+                           (element_size == 4 && value == low * 0x01010101u);
+  if (bytes_alike)
+    return cudaMemset2DAsync(dst, height > 1 ? pitch : width * element_size, static_cast<int>(low),
+                             width * element_size, height, stream);
+  const auto at = reinterpret_cast<CUdeviceptr>(dst);
   void* const fn = height == 1 ? one_row[k] : rows[k];
   if (!fn) return cudaErrorNotSupported;
   CUresult r = CUDA_SUCCESS;
