@@ -35,6 +35,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "cudag/error.hpp"
@@ -63,6 +64,92 @@ struct param_target {
   const std::uint64_t blocks = (count + per_block - 1) / per_block;
   return blocks == 0 ? 1u : static_cast<unsigned>(blocks);
 }
+
+// ------------------------------------------------------------ shape rules --
+// The one arithmetic of shape rules (a launch dimension that follows an
+// integral parameter), used by the spec engine's apply_launch_rules and by
+// the DSL's kernel nodes, so that the two front ends cannot drift.
+
+/// CUDA's limit on each launch dimension (compute capability 3.0 and later).
+[[nodiscard]] constexpr std::uint64_t launch_limit(launch_dim dim) noexcept {
+  switch (dim) {
+    case launch_dim::grid_x: return 0x7FFFFFFFu;
+    case launch_dim::grid_y:
+    case launch_dim::grid_z: return 65535;
+    case launch_dim::block_x:
+    case launch_dim::block_y: return 1024;
+    case launch_dim::block_z: return 64;
+    case launch_dim::shared_bytes: return 0xFFFFFFFFu;
+  }
+  return 0;
+}
+
+/// An integral parameter's value as a shape rule reads it: its bytes as a
+/// signed integer of its size, as the spec engine reads a parameter whose
+/// signedness its type_tag does not record (an unsigned value with the top
+/// bit set reads negative, so as 0).
+template <class T>
+[[nodiscard]] constexpr std::int64_t shape_rule_input(T value) noexcept {
+  if constexpr (std::is_same_v<T, bool>)
+    return value ? 1 : 0;
+  else
+    return static_cast<std::int64_t>(static_cast<std::make_signed_t<T>>(value));
+}
+
+/// ceil(max(value, 0) * multiplier / divisor), in 128 bits where 64 could
+/// overflow, at most 2^64 - 1. A divisor of 0 (check() refuses it) reads as 1.
+[[nodiscard]] constexpr std::uint64_t scaled_extent(std::int64_t value, std::uint64_t multiplier,
+                                                    std::uint64_t divisor) noexcept {
+  const std::uint64_t n = value < 0 ? 0 : static_cast<std::uint64_t>(value);
+  if (divisor == 0) divisor = 1;
+  if (n <= 0xFFFFFFFFu && multiplier <= 0xFFFFFFFFu) {
+    const std::uint64_t product = n * multiplier;
+    if (divisor == 1) return product;  // the common rule: a reshape computes it for every node
+    return product / divisor + (product % divisor != 0);
+  }
+  const unsigned __int128 product = static_cast<unsigned __int128>(n) * multiplier;
+  const unsigned __int128 wide = product / divisor + (product % divisor != 0);
+  return wide > 0xFFFFFFFFFFFFFFFFull ? ~std::uint64_t{0} : static_cast<std::uint64_t>(wide);
+}
+
+/// What a shape rule sets its dimension to for a parameter's value: the
+/// scaled extent, 0 made 1 for a grid or block dimension (a launch of zero
+/// blocks or threads is an error: one block, the kernel's bounds check doing
+/// nothing, is the rule). `fits` is false past launch_limit(dim).
+struct launch_extent {
+  unsigned value = 0;
+  bool fits = false;
+};
+[[nodiscard]] constexpr launch_extent shape_rule_extent(launch_dim dim, std::int64_t value,
+                                                        std::uint64_t multiplier,
+                                                        std::uint64_t divisor) noexcept {
+  const std::uint64_t extent = scaled_extent(value, multiplier, divisor);
+  if (extent > launch_limit(dim)) return {0, false};
+  if (extent == 0 && dim != launch_dim::shared_bytes) return {1, true};
+  return {static_cast<unsigned>(extent), true};
+}
+
+/// Whether a block of x * y * z threads is one CUDA launches (at most 1024).
+[[nodiscard]] constexpr bool block_fits(unsigned x, unsigned y, unsigned z) noexcept {
+  return static_cast<std::uint64_t>(x) * y * z <= 1024;
+}
+
+/// The field of a launch (cudaKernelNodeParams, or anything with gridDim,
+/// blockDim and sharedMemBytes) that a shape rule sets.
+template <class Launch>
+[[nodiscard]] constexpr unsigned& launch_dimension(Launch& k, launch_dim dim) noexcept {
+  switch (dim) {
+    case launch_dim::grid_x: return k.gridDim.x;
+    case launch_dim::grid_y: return k.gridDim.y;
+    case launch_dim::grid_z: return k.gridDim.z;
+    case launch_dim::block_x: return k.blockDim.x;
+    case launch_dim::block_y: return k.blockDim.y;
+    case launch_dim::block_z: return k.blockDim.z;
+    case launch_dim::shared_bytes: return k.sharedMemBytes;
+  }
+  return k.sharedMemBytes;
+}
+
 cudaGraphNode_t add_kernel(cudaGraph_t g, deps_span deps, const cudaKernelNodeParams& p,
                            std::string_view name);
 void set_kernel(param_target to, cudaGraphNode_t n, const cudaKernelNodeParams& p,
@@ -217,3 +304,13 @@ struct host_call {
 };
 
 }  // namespace cudag::native
+
+namespace cudag::detail {
+/// The refusals of a launch that shape rules make and CUDA cannot launch,
+/// naming the node (cudaErrorInvalidConfiguration): a dimension past its
+/// limit with the rule and the parameter's value, a block of more than 1024
+/// threads. Both front ends throw these; compiled with lowering.
+[[noreturn, gnu::cold]] void refuse_launch_rule(const std::string& path, const shape_rule& r,
+                                                std::int64_t value, std::uint64_t limit);
+[[noreturn, gnu::cold]] void refuse_launch_block(const std::string& path, const dim3& block);
+}  // namespace cudag::detail

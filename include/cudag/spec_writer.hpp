@@ -13,6 +13,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <span>
@@ -61,6 +62,14 @@ struct value_view {
   }
 };
 
+/// A shape rule, viewed: launch dimension `dim` = ceil(param * multiplier / divisor).
+struct shape_rule_view {
+  launch_dim dim = launch_dim::grid_x;
+  std::string_view param;
+  std::uint64_t multiplier = 1;
+  std::uint64_t divisor = 1;
+};
+
 /// A kernel node's parameters, viewed.
 struct kernel_view {
   const void* function = nullptr;
@@ -71,6 +80,7 @@ struct kernel_view {
   unsigned items_per_block = 256;
   dim3 block{1, 1, 1};
   unsigned shared_bytes = 0;
+  std::span<const shape_rule_view> shape_rules;  ///< applied after grid_param, in order
   std::span<const value_view> args;
 };
 

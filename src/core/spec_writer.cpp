@@ -53,6 +53,9 @@ void spec_writer::kernel(std::string_view name, const kernel_view& k) {
   if (!k.grid_param.empty()) p.grid_from = grid_rule{std::string(k.grid_param), k.items_per_block};
   p.block = k.block;
   p.shared_bytes = k.shared_bytes;
+  p.shape_rules.reserve(k.shape_rules.size());
+  for (const shape_rule_view& r : k.shape_rules)
+    p.shape_rules.push_back(shape_rule{r.dim, std::string(r.param), r.multiplier, r.divisor});
   p.args = to_values(k.args);
   append(name).params = std::move(p);
 }

@@ -125,44 +125,12 @@ struct node_state {
 [[nodiscard]] cudaMemcpy3DParms memcpy_params_of(const node_state& st, const memcpy_node& p);
 /// The value of an integral parameter's bytes (1, 2, 4 or 8 of them, signed).
 [[nodiscard]] std::int64_t integral_value(std::span<const std::byte> bytes) noexcept;
-[[noreturn, gnu::cold]] void refuse_launch_rule(const std::string& path, const shape_rule& r,
-                                                std::int64_t value, std::uint64_t limit);
-[[noreturn, gnu::cold]] void refuse_launch_block(const std::string& path, const dim3& block);
-
-/// CUDA's limit on each launch dimension (compute capability 3.0 and later).
-[[nodiscard]] constexpr std::uint64_t launch_limit(launch_dim dim) noexcept {
-  switch (dim) {
-    case launch_dim::grid_x: return 0x7FFFFFFFu;
-    case launch_dim::grid_y:
-    case launch_dim::grid_z: return 65535;
-    case launch_dim::block_x:
-    case launch_dim::block_y: return 1024;
-    case launch_dim::block_z: return 64;
-    case launch_dim::shared_bytes: return 0xFFFFFFFFu;
-  }
-  return 0;
-}
-
 /// What shape rules set: a kernel node's grid, block and shared bytes.
 struct launch_shape {
   dim3 gridDim;
   dim3 blockDim;
   unsigned sharedMemBytes = 0;
 };
-
-template <class Launch>
-[[nodiscard]] unsigned& launch_dimension(Launch& k, launch_dim dim) noexcept {
-  switch (dim) {
-    case launch_dim::grid_x: return k.gridDim.x;
-    case launch_dim::grid_y: return k.gridDim.y;
-    case launch_dim::grid_z: return k.gridDim.z;
-    case launch_dim::block_x: return k.blockDim.x;
-    case launch_dim::block_y: return k.blockDim.y;
-    case launch_dim::block_z: return k.blockDim.z;
-    case launch_dim::shared_bytes: return k.sharedMemBytes;
-  }
-  return k.sharedMemBytes;
-}
 
 /// Sets `launch`'s grid, block and shared bytes from kernel node `p`: its
 /// literal dimensions, then its grid rule and shape rules with each
@@ -183,27 +151,13 @@ void apply_launch_rules(Launch& launch, const kernel_node& p, const std::string&
   }
   for (const shape_rule& r : p.shape_rules) {
     const std::int64_t value = integral_value(value_of(r.param));
-    const std::uint64_t n = value < 0 ? 0 : static_cast<std::uint64_t>(value);
-    // ceil(n * multiplier / divisor), in 128 bits where 64 could overflow.
-    std::uint64_t extent = 0;
-    if (n <= 0xFFFFFFFFu && r.multiplier <= 0xFFFFFFFFu) {
-      const std::uint64_t product = n * r.multiplier;
-      extent = r.divisor == 1 ? product : product / r.divisor + (product % r.divisor != 0);
-    } else {
-      const unsigned __int128 product = static_cast<unsigned __int128>(n) * r.multiplier;
-      const unsigned __int128 wide = product / r.divisor + (product % r.divisor != 0);
-      extent = wide > 0xFFFFFFFFFFFFFFFFull ? ~std::uint64_t{0} : static_cast<std::uint64_t>(wide);
-    }
-    const std::uint64_t limit = launch_limit(r.dim);
-    if (extent > limit) refuse_launch_rule(path, r, value, limit);
-    // A grid or block of zero is a launch error: an empty shape launches one.
-    if (extent == 0 && r.dim != launch_dim::shared_bytes) extent = 1;
-    launch_dimension(launch, r.dim) = static_cast<unsigned>(extent);
+    const native::launch_extent e = native::shape_rule_extent(r.dim, value, r.multiplier, r.divisor);
+    if (!e.fits) refuse_launch_rule(path, r, value, native::launch_limit(r.dim));
+    native::launch_dimension(launch, r.dim) = e.value;
   }
-  if (!p.shape_rules.empty()) {
-    const dim3 b = launch.blockDim;
-    if (static_cast<std::uint64_t>(b.x) * b.y * b.z > 1024) refuse_launch_block(path, b);
-  }
+  if (!p.shape_rules.empty() &&
+      !native::block_fits(launch.blockDim.x, launch.blockDim.y, launch.blockDim.z))
+    refuse_launch_block(path, launch.blockDim);
 }
 [[nodiscard]] std::shared_ptr<native::host_call> make_host_call(
     const node_state& st, const host_node& p, const std::shared_ptr<host_failure_sink>& failures);

@@ -107,6 +107,51 @@ cudag::graph_spec rtc_reduce_spec(int count) {
   return to_spec(graph(kernel<"rtc_reduce">(k, dim3(1), dim3(256), x, y, count, 7)));
 }
 
+// launch_dimension_out_of_range: launch dimensions within CUDA's limits,
+// written as literals, a parameter and scaled() of each (a literal folded).
+constexpr auto rows = param<"rows", int>;
+constexpr auto twin_launch =
+    graph(kernel<"rows", cf::scale>(dims(4, 65535), dims(scaled(1000, 1, 4), 1, 4),
+                                    shared_bytes(scaled(rows, 4)), x, 2.0f, n));
+// A graph made at run time (a run-time kernel: not a constant) checks them
+// there, naming the node and the dimension.
+using scale_ref = cudag::kernel_ref<void(float*, float, int)>;
+cudag::graph_spec rtc_rows_spec(int grid_rows, std::uint64_t divisor) {
+  const scale_ref k{reinterpret_cast<const void*>(&cf::scale), "scale", nullptr};
+  return to_spec(graph(kernel<"rtc_rows">(k, dims(4, grid_rows), dims(scaled(n, 1, divisor)), x,
+                                          2.0f, n)));
+}
+
+template <class Make>
+std::string refusal_of(Make&& make) {
+  try {
+    (void)make();
+  } catch (const cudag::error& e) {
+    return e.node() + ": " + e.what();
+  }
+  return "accepted";
+}
+
+TEST(DslCompileFailTwins, LaunchDimensionsWithinLimitsAreFoldedAndChecked) {
+  const auto spec = to_spec(twin_launch);
+  const auto& k = std::get<cudag::kernel_node>(spec.nodes[0].params);
+  EXPECT_EQ(k.grid.x, 4u);
+  EXPECT_EQ(k.grid.y, 65535u);
+  EXPECT_EQ(k.block.x, 250u);
+  EXPECT_EQ(k.block.z, 4u);
+  EXPECT_EQ(k.shared_bytes, 0u);
+  EXPECT_EQ(k.shape_rules,
+            (std::vector<cudag::shape_rule>{{cudag::launch_dim::shared_bytes, "rows", 4, 1}}));
+  const auto fits = rtc_rows_spec(65535, 32);
+  EXPECT_EQ(std::get<cudag::kernel_node>(fits.nodes[0].params).grid.y, 65535u);
+  EXPECT_EQ(refusal_of([] { return rtc_rows_spec(70000, 32); }),
+            "rtc_rows: kernel node 'rtc_rows': grid.y = 70000 is outside CUDA's range (1 to 65535)");
+  EXPECT_EQ(refusal_of([] { return rtc_rows_spec(0, 32); }),
+            "rtc_rows: kernel node 'rtc_rows': grid.y = 0 is outside CUDA's range (1 to 65535)");
+  EXPECT_EQ(refusal_of([] { return rtc_rows_spec(8, 0); }),
+            "rtc_rows: kernel node 'rtc_rows': shape rule block.x has a multiplier or divisor of 0");
+}
+
 template <class T>
 T literal_of(const cudag::value& v) {
   const auto& bytes = std::get<cudag::literal>(v.source).bytes;

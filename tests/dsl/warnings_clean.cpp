@@ -109,6 +109,17 @@ inline constexpr auto every_kind = graph(
           "decide_which -> pick", "decide_more -> either", "lib -> join -> rec">);
 // clang-format on
 
+// Shape rules: launch dimensions that follow parameters (dims, scaled,
+// blocks_for, shared_bytes), next to literals and a literal rule folded.
+constexpr auto rows = param<"rows", unsigned>;
+inline constexpr auto family = graph(
+    kernel<"attn", scale_kernel>(dims(blocks_for(count, 128), rows), dims(scaled(count, 1, 4)),
+                                 shared_bytes(scaled(count, 4)), out, 2.0f, count),
+    kernel<"tile", scale_kernel>(dims(scaled(64, 1, 16), 2, 1), dims(32, rows, 1), out, 1.0f, count),
+    kernel<"plain", scale_kernel>(blocks_for(count, 256), dims(256), shared_bytes(128), out, 1.0f,
+                                  count),
+    chain<"attn", "tile", "plain">);
+
 inline constexpr name_pair small_edges[] = {{"first", "second"}};
 inline constexpr auto from_table = graph(kernel<"first", scale_kernel>(1, n, out, 1.0f, count),
                                   kernel<"second", scale_kernel>(1, n, out, 1.0f, count),
@@ -147,6 +158,13 @@ void use_shared(float* d_x, const cudag::kernel_ref<void(float*, float, int)>& k
   const auto rtc = graph(kernel<"rtc_scale">(k, dim3(1), dim3(32), param<"x", float*>, 2.0f, 32));
   auto rex = instantiate(rtc, param<"x", float*> = d_x);
   rex.launch(stream);
+  // Its launch following a parameter, with shared bytes that do.
+  const auto rtc_family = graph(kernel<"rtc_rows">(
+      k, dims(4, param<"n", int>), dims(scaled(param<"n", int>, 2)),
+      shared_bytes(scaled(param<"n", int>, 4, 8)), param<"x", float*>, 2.0f, param<"n", int>));
+  auto fex = instantiate(rtc_family, param<"x", float*> = d_x, param<"n", int> = 32);
+  (void)fex.rebind(param<"n", int> = 64);
+  fex.launch(stream);
 }
 
 void use_every_kind(float* d_out, float* d_side, cudaEvent_t ev, const unsigned* d_choice,
@@ -161,6 +179,10 @@ void use_every_kind(float* d_out, float* d_side, cudaEvent_t ev, const unsigned*
   ex.synchronize(stream);
   const cudag::graph_spec spec = to_spec(every_kind, "every_kind");
   (void)spec;
+  auto fam = instantiate(family, out = d_out, count = n, rows = 4u);
+  (void)fam.rebind(count = 2 * n, rows = 8u);
+  fam.launch(stream);
+  (void)to_spec(family);
   (void)to_spec(local_graph);
   auto local = instantiate(local_graph, out = d_out, count = n);
   auto local_lowered = lower(local_graph, out = d_out, count = n);

@@ -10,6 +10,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <type_traits>
 #include <utility>
 
@@ -148,6 +149,79 @@ template <named_param P>
   requires std::is_integral_v<typename P::value_type>
 [[nodiscard]] constexpr blocks_for_t<P> blocks_for(P count, unsigned per_block) {
   return {count, per_block};
+}
+
+/// ceil(count * multiplier / divisor), as a launch dimension: with a
+/// parameter `count`, a shape rule (recomputed whenever `count` is rebound);
+/// with a literal, folded where the node is declared. blocks_for(n, b) is
+/// scaled(n, 1, b).
+template <class Count>
+struct scaled_t {
+  Count count;
+  std::uint64_t multiplier;
+  std::uint64_t divisor;
+};
+template <class Count>
+  requires std::is_integral_v<Count>
+[[nodiscard]] constexpr scaled_t<Count> scaled(Count count, std::uint64_t multiplier,
+                                               std::uint64_t divisor = 1) {
+  return {count, multiplier, divisor};
+}
+template <named_param P>
+  requires std::is_integral_v<typename P::value_type>
+[[nodiscard]] constexpr scaled_t<P> scaled(P count, std::uint64_t multiplier,
+                                           std::uint64_t divisor = 1) {
+  return {count, multiplier, divisor};
+}
+
+/// What a launch dimension of dims() or shared_bytes() may be: an integral
+/// literal, an integral parameter (the dimension follows it), scaled(...) or
+/// blocks_for(...) of either.
+template <class E>
+inline constexpr bool is_count_rule = false;
+template <class Count>
+inline constexpr bool is_count_rule<scaled_t<Count>> = true;
+template <class Count>
+inline constexpr bool is_count_rule<blocks_for_t<Count>> = true;
+template <class E>
+concept launch_entry = (std::is_integral_v<E> && !std::is_same_v<E, bool>) ||
+                       (named_param<E> && std::is_integral_v<typename E::value_type>) ||
+                       is_count_rule<E>;
+
+/// A dimension dims() leaves out: 1.
+struct unit_extent {};
+
+/// A grid or block whose dimensions may follow parameters:
+/// `dims(blocks_for(seq, 128), batch)` is grid.x = ceil(seq / 128), grid.y =
+/// batch, grid.z = 1.
+template <class X, class Y, class Z>
+struct dims_t {
+  X x;
+  Y y;
+  Z z;
+};
+template <launch_entry X>
+[[nodiscard]] constexpr dims_t<X, unit_extent, unit_extent> dims(X x) {
+  return {x, {}, {}};
+}
+template <launch_entry X, launch_entry Y>
+[[nodiscard]] constexpr dims_t<X, Y, unit_extent> dims(X x, Y y) {
+  return {x, y, {}};
+}
+template <launch_entry X, launch_entry Y, launch_entry Z>
+[[nodiscard]] constexpr dims_t<X, Y, Z> dims(X x, Y y, Z z) {
+  return {x, y, z};
+}
+
+/// A kernel's dynamic shared memory in bytes, passed after the block:
+/// `kernel<"k", k>(grid, block, shared_bytes(scaled(seq, 4)), args...)`.
+template <class Bytes>
+struct shared_bytes_t {
+  Bytes bytes;
+};
+template <launch_entry Bytes>
+[[nodiscard]] constexpr shared_bytes_t<Bytes> shared_bytes(Bytes bytes) {
+  return {bytes};
 }
 
 }  // namespace cudag::dsl

@@ -433,13 +433,33 @@ class exec {
   template <class... B>
   rebind_path rebind_checked(const B&... bindings) {
     using readers = rebind_readers<G, name_hash(B::name.view())...>;
-    const std::array<bool, sizeof...(B)> changed{arena().write_changed(bindings)...};
+    arena_type& a = arena();
+    // Shape rules: the values before, to restore where a new launch is refused.
+    [[maybe_unused]] std::array<std::byte, G::launch_follows_parameters ? sizeof(a.params) : 0>
+        before;
+    if constexpr (G::launch_follows_parameters) std::memcpy(before.data(), a.params, sizeof(a.params));
+    const std::array<bool, sizeof...(B)> changed{a.write_changed(bindings)...};
     std::array<std::uint32_t, readers::entries.size()> dirty{};
     std::size_t count = 0;
     for (const auto& e : readers::entries) {
       bool reads_changed = false;
       for (std::size_t b = 0; b < sizeof...(B); ++b) reads_changed |= e.reads[b] && changed[b];
       if (reads_changed) dirty[count++] = e.rank;
+    }
+    if constexpr (G::launch_follows_parameters) {
+      // Every launch that follows a changed parameter is checked before any
+      // node changes: a shape CUDA cannot launch refuses the rebind whole.
+      try {
+        for (std::size_t i = 0; i < count; ++i) {
+          const std::uint32_t v = G::shape.order[dirty[i]];
+          const node_entry& e = a.nodes.entries[G::shape.position[v]];
+          if (e.ops->check_launch)
+            e.ops->check_launch(e.body, e.storage, &a.state, G::shape.names[v], readers::hashes);
+        }
+      } catch (...) {
+        std::memcpy(a.params, before.data(), sizeof(a.params));
+        throw;
+      }
     }
     rebind_view view(*this, readers::hashes);
     return apply_rebind(core_, view, std::span<const std::uint32_t>(dirty.data(), count),

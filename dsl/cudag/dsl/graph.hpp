@@ -160,6 +160,9 @@ struct graph_t {
   static constexpr shape_sizes sizes = measure_shape<measure_items(items_info)>(items_info);
   static constexpr auto shape = analyze_shape<sizes>(items_info);
   static constexpr std::size_t node_count = sizes.nodes;
+  /// Whether a kernel's launch, here or nested, follows parameters.
+  static constexpr bool launch_follows_parameters =
+      (Items::body_type::launch_follows_parameters || ...);
 
   chunked_tuple<Items...> items;
 };
@@ -397,6 +400,18 @@ void update_readers(const G&, graph_storage<G>& storage, lowering_state& st, par
     const node_entry& e = storage.entries[G::shape.position[v]];
     e.ops->update(e.body, e.storage, &st, storage.handles[v], native::param_target::on_template(),
                   G::shape.names[v], hashes);
+  }
+}
+
+/// Nested graphs: the launch of every node reading one of the parameters,
+/// checked before a rebind changes anything (see node_ops::check_launch).
+template <class G, class Root>
+void check_reader_launches(graph_storage<G>& storage, lowering_state& st, param_hashes hashes) {
+  for (std::uint32_t rank = 0; rank < G::node_count; ++rank) {
+    const std::uint32_t v = G::shape.order[rank];
+    const node_entry& e = storage.entries[G::shape.position[v]];
+    if (!e.ops || !e.ops->check_launch || !node_reads_any<G>(v, hashes)) continue;
+    e.ops->check_launch(e.body, e.storage, &st, G::shape.names[v], hashes);
   }
 }
 

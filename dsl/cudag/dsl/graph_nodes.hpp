@@ -37,6 +37,9 @@ void lower_graph(const G& graph, graph_storage<G>& storage, lowering_state& st, 
 template <class G, class Root>
 void update_readers(const G& graph, graph_storage<G>& storage, lowering_state& st,
                     param_hashes hashes);
+/// Nested graphs: the launch of every node reading one of the parameters, checked.
+template <class G, class Root>
+void check_reader_launches(graph_storage<G>& storage, lowering_state& st, param_hashes hashes);
 /// Writes G's nodes, dependencies, parameters and conditions.
 template <class G>
 void write_graph(const G& graph, spec_writer w);
@@ -50,6 +53,7 @@ struct child_body : leaf_body {
   static constexpr node_kind nested_forbidden_kind = G::shape.forbidden_kind;
   static constexpr auto nested_condition_tests = G::shape.condition_tests;
   static constexpr bool nests_graphs = true;
+  static constexpr bool launch_follows_parameters = G::launch_follows_parameters;
   /// A buffer freed inside but allocated outside: this node frees it, as the
   /// enclosing graph sees it (ordering and pairing are checked there).
   static constexpr std::string_view frees = G::shape.orphan_free_buffer;
@@ -72,6 +76,10 @@ struct child_body : leaf_body {
   template <class Root>
   void update(storage& s, lowering_state& st, param_hashes hashes) const {
     update_readers<G, Root>(graph, s, st, hashes);
+  }
+  template <class Root>
+  void check_launch(storage& s, lowering_state& st, param_hashes hashes) const {
+    check_reader_launches<G, Root>(s, st, hashes);
   }
   void write_spec(spec_writer& w, std::string_view name) const { write_graph(graph, w.child(name)); }
 };
@@ -216,6 +224,7 @@ struct conditional_body : leaf_body {
   static constexpr std::string_view owned_condition = Condition::name.view();
   static constexpr auto nested_condition_tests = body_condition_tests<Kind, G...>();
   static constexpr bool nests_graphs = true;
+  static constexpr bool launch_follows_parameters = (G::launch_follows_parameters || ...);
 
   node_tuple<G...> bodies;
 
@@ -244,6 +253,15 @@ struct conditional_body : leaf_body {
   void update_bodies(storage& s, lowering_state& st, param_hashes hashes,
                      std::index_sequence<I...>) const {
     (update_readers<G, Root>(at_c<I>(bodies), at_c<I>(s), st, hashes), ...);
+  }
+  template <class Root>
+  void check_launch(storage& s, lowering_state& st, param_hashes hashes) const {
+    check_bodies<Root>(s, st, hashes, std::index_sequence_for<G...>{});
+  }
+  template <class Root, std::size_t... I>
+  void check_bodies(storage& s, lowering_state& st, param_hashes hashes,
+                    std::index_sequence<I...>) const {
+    (check_reader_launches<G, Root>(at_c<I>(s), st, hashes), ...);
   }
   void write_spec(spec_writer& w, std::string_view name) const {
     w.conditional(name, Kind, Condition::name.view(), sizeof...(G));

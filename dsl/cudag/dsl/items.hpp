@@ -44,7 +44,9 @@ struct name_pair {
 };
 
 /// The body of an item that is not a node (edges): nothing to lower.
-struct edge_body {};
+struct edge_body {
+  static constexpr bool launch_follows_parameters = false;
+};
 
 /// A conditional node and the condition it tests. CUDA binds a conditional
 /// handle to exactly one conditional node, so a graph (bodies and child

@@ -5,10 +5,15 @@
 // node is declared; the error names the node and the position.
 //
 //   kernel<"scale", scale>(blocks_for(n, 256), 256, x, 2.0f, n)
+//   kernel<"attn", attn>(dims(blocks_for(seq, 128), batch), 128, shared_bytes(scaled(seq, 4)), q, seq)
 //   kernel<"rtc_scale">(rtc_kernel, dim3(4), dim3(256), x, 2.0f, n)
 #include <cuda_runtime_api.h>
 
 #include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
 #include <string_view>
 #include <type_traits>
 #include <utility>
@@ -63,19 +68,355 @@ template <class Grid>
   }
 }
 
-template <class Function, class Grid, class Params, class Args>
+// ---------------------------------------------------------------- launch --
+// A kernel node's launch: literal dimensions, and shape rules that make some
+// follow parameters. Computed with the spec engine's arithmetic, limits and
+// refusals (native::shape_rule_extent, detail::refuse_launch_rule), so that
+// a DSL graph and its to_spec() launch alike.
+
+/// A launch dimension following a parameter: ceil(value * multiplier / divisor).
+struct launch_rule {
+  launch_dim dim = launch_dim::grid_x;
+  std::uint64_t multiplier = 1;
+  std::uint64_t divisor = 1;
+};
+
+[[noreturn, gnu::cold]] inline void refuse_launch_rule(std::string_view node, const launch_rule& r,
+                                                       std::string_view param, std::int64_t value) {
+  detail::refuse_launch_rule(std::string(node),
+                             shape_rule{r.dim, std::string(param), r.multiplier, r.divisor}, value,
+                             native::launch_limit(r.dim));
+}
+
+/// Applies `rules` (inputs[i]: rule i's parameter value, as shape_rule_input
+/// reads it) to `k`, then checks the block: throws cudag::error naming the
+/// node where CUDA could not launch the result. One function for every node.
+inline void apply_launch_rules(cudaKernelNodeParams& k, std::span<const launch_rule> rules,
+                               const std::int64_t* inputs, const std::string_view* params,
+                               std::string_view node) {
+  for (std::size_t i = 0; i < rules.size(); ++i) {
+    const launch_rule& r = rules[i];
+    const native::launch_extent e =
+        native::shape_rule_extent(r.dim, inputs[i], r.multiplier, r.divisor);
+    if (!e.fits) refuse_launch_rule(node, r, params[i], inputs[i]);
+    native::launch_dimension(k, r.dim) = e.value;
+  }
+  if (!native::block_fits(k.blockDim.x, k.blockDim.y, k.blockDim.z))
+    detail::refuse_launch_block(std::string(node), k.blockDim);
+}
+
+/// Literal grid, block and shared bytes (named as cudaKernelNodeParams's
+/// fields, for native::launch_dimension), and one rule for each parameter of
+/// P... (in launch_dim order, a parameter once per rule it drives).
+template <class... P>
+struct rule_launch {
+  static constexpr auto refs = refs_of<P...>();
+  /// Whether a rebind may make this launch one CUDA cannot launch.
+  static constexpr bool follows_parameters = sizeof...(P) > 0;
+  static constexpr std::size_t rule_count = sizeof...(P);
+
+  dim3 gridDim{1, 1, 1};
+  dim3 blockDim{1, 1, 1};
+  unsigned sharedMemBytes = 0;
+  std::array<launch_rule, sizeof...(P)> rules{};
+
+  /// Sets k's launch from the literals and each rule's parameter (slots[i]).
+  void apply(cudaKernelNodeParams& k, const value_tables& values, const ref_slot* slots,
+             std::string_view node) const {
+    k.gridDim = gridDim;
+    k.blockDim = blockDim;
+    k.sharedMemBytes = sharedMemBytes;
+    if constexpr (sizeof...(P) > 0) {
+      static constexpr std::array<std::string_view, sizeof...(P)> names{P::name.view()...};
+      const std::array<std::int64_t, sizeof...(P)> inputs = read_inputs(
+          values, slots, std::index_sequence_for<P...>{});
+      apply_launch_rules(k, rules, inputs.data(), names.data(), node);
+    } else {
+      (void)values, (void)slots, (void)node;
+    }
+  }
+  template <std::size_t... I>
+  static std::array<std::int64_t, sizeof...(P)> read_inputs(const value_tables& values,
+                                                            const ref_slot* slots,
+                                                            std::index_sequence<I...>) noexcept {
+    return {native::shape_rule_input(read_param<typename P::value_type>(values, slots[I]))...};
+  }
+
+  void write(kernel_view& k, std::array<shape_rule_view, sizeof...(P)>& views) const {
+    k.grid = gridDim;
+    k.block = blockDim;
+    k.shared_bytes = sharedMemBytes;
+    if constexpr (sizeof...(P) > 0) {
+      const std::array<std::string_view, sizeof...(P)> names{P::name.view()...};
+      for (std::size_t i = 0; i < sizeof...(P); ++i)
+        views[i] = shape_rule_view{rules[i].dim, names[i], rules[i].multiplier, rules[i].divisor};
+      k.shape_rules = views;
+    } else {
+      (void)views;
+    }
+  }
+};
+
+/// blocks_for(count, per_block) of a parameter as the whole grid, with a
+/// literal block and shared bytes: the spec's grid rule (launch_over).
+template <class Count>
+struct counted_launch {
+  static constexpr auto refs = refs_of<Count>();
+  static constexpr bool follows_parameters = false;  // blocks_for never refuses
+  static constexpr std::size_t rule_count = 0;
+
+  unsigned per_block = 256;
+  dim3 blockDim{1, 1, 1};
+  unsigned sharedMemBytes = 0;
+
+  void apply(cudaKernelNodeParams& k, const value_tables& values, const ref_slot* slots,
+             std::string_view) const noexcept {
+    const auto count = resolve<std::size_t>(Count{}, values, slots, 0);
+    k.gridDim = dim3(native::blocks_for(count, per_block));
+    k.blockDim = blockDim;
+    k.sharedMemBytes = sharedMemBytes;
+  }
+  void write(kernel_view& k, std::array<shape_rule_view, 0>&) const {
+    k.grid_param = Count::name.view();
+    k.items_per_block = per_block;
+    k.block = blockDim;
+    k.shared_bytes = sharedMemBytes;
+  }
+};
+
+/// A dimension of a dim3 grid or block, or template shared bytes: taken as given.
+struct fixed_extent {
+  unsigned value;
+};
+
+template <class E>
+inline constexpr bool is_dims = false;
+template <class X, class Y, class Z>
+inline constexpr bool is_dims<dims_t<X, Y, Z>> = true;
+template <class E>
+inline constexpr bool is_shared_bytes = false;
+template <class B>
+inline constexpr bool is_shared_bytes<shared_bytes_t<B>> = true;
+
+/// The parameter a launch entry follows: type_list<P>, or type_list<> for a literal.
+template <class E>
+struct followed_param {
+  using type = type_list<>;
+};
+template <named_param P>
+struct followed_param<P> {
+  using type = type_list<P>;
+};
+template <named_param P>
+struct followed_param<scaled_t<P>> {
+  using type = type_list<P>;
+};
+template <named_param P>
+struct followed_param<blocks_for_t<P>> {
+  using type = type_list<P>;
+};
+template <class E>
+inline constexpr bool follows_param = !std::is_same_v<typename followed_param<E>::type, type_list<>>;
+
+template <class... Lists>
+struct rule_launch_of;
+template <class... P>
+struct rule_launch_of<type_list<P...>> {
+  using type = rule_launch<P...>;
+};
+template <class... P, class... Q, class... Rest>
+struct rule_launch_of<type_list<P...>, type_list<Q...>, Rest...>
+    : rule_launch_of<type_list<P..., Q...>, Rest...> {};
+
+/// A rule entry's scale.
+template <class E>
+[[nodiscard]] constexpr launch_rule rule_of(const E& e, launch_dim dim) noexcept {
+  if constexpr (requires { e.multiplier; })
+    return {dim, e.multiplier, e.divisor};
+  else if constexpr (requires { e.per_block; })
+    return {dim, 1, e.per_block};
+  else
+    return {dim, 1, 1};
+}
+
+/// A literal entry's value, and whether CUDA can launch it: an integer as
+/// written (a grid or block dimension from 1, shared bytes from 0, to
+/// launch_limit); scaled(...) or blocks_for(...) of a literal folded as a
+/// rule is (0 launches 1).
+template <class E>
+[[nodiscard]] constexpr native::launch_extent literal_extent(const E& e, launch_dim dim) noexcept {
+  if constexpr (std::is_same_v<E, unit_extent>) {
+    return {1, true};
+  } else if constexpr (std::is_same_v<E, fixed_extent>) {
+    return {e.value, true};
+  } else if constexpr (std::is_integral_v<E>) {
+    const bool fits = std::cmp_greater_equal(e, dim == launch_dim::shared_bytes ? 0 : 1) &&
+                      std::cmp_less_equal(e, native::launch_limit(dim));
+    return {fits ? static_cast<unsigned>(e) : 0u, fits};
+  } else {
+    const launch_rule r = rule_of(e, dim);
+    if (r.multiplier == 0 || r.divisor == 0) return {0, false};
+    return native::shape_rule_extent(dim, native::shape_rule_input(e.count), r.multiplier,
+                                     r.divisor);
+  }
+}
+
+template <class Launch, class E>
+constexpr void set_launch_entry(Launch& out, std::size_t& rule, launch_dim dim, const E& e) noexcept {
+  if constexpr (follows_param<E>) {
+    out.rules[rule++] = rule_of(e, dim);
+    // What the spec's literal holds under a rule (the builder's default).
+    native::launch_dimension(out, dim) = dim == launch_dim::shared_bytes ? 0u : 1u;
+  } else {
+    native::launch_dimension(out, dim) = literal_extent(e, dim).value;
+  }
+}
+
+/// The launch of entries E... in launch_dim order (grid x, y, z, block x, y,
+/// z, shared bytes).
+template <class... E>
+[[nodiscard]] constexpr auto launch_of_entries(const E&... e) noexcept {
+  using launch = typename rule_launch_of<typename followed_param<E>::type...>::type;
+  launch out{};
+  std::size_t rule = 0, dim = 0;
+  (set_launch_entry(out, rule, static_cast<launch_dim>(dim++), e), ...);
+  return out;
+}
+
+template <class Grid>
+[[nodiscard]] constexpr auto grid_entries(const Grid& grid) noexcept {
+  if constexpr (is_dims<Grid>) {
+    return grid;
+  } else if constexpr (is_count_rule<Grid> &&
+                       (follows_param<Grid> || requires { grid.multiplier; })) {
+    return dims_t<Grid, unit_extent, unit_extent>{grid, {}, {}};
+  } else {
+    const dim3 g = fixed_grid(grid);
+    return dims_t<fixed_extent, fixed_extent, fixed_extent>{{g.x}, {g.y}, {g.z}};
+  }
+}
+template <class Block>
+[[nodiscard]] constexpr auto block_entries(const Block& block) noexcept {
+  if constexpr (is_dims<Block>) {
+    return block;
+  } else {
+    const dim3 b(block);
+    return dims_t<fixed_extent, fixed_extent, fixed_extent>{{b.x}, {b.y}, {b.z}};
+  }
+}
+template <class Shared>
+[[nodiscard]] constexpr auto shared_entry(const Shared& shared) noexcept {
+  if constexpr (is_shared_bytes<Shared>)
+    return shared.bytes;
+  else
+    return fixed_extent{shared};
+}
+
+/// Whether a launch is written with dims(), shared_bytes() or scaled(): its
+/// literals are checked where the node is declared.
+template <class Grid, class Block, class Shared>
+inline constexpr bool launch_has_entries =
+    is_dims<Grid> || is_dims<Block> || is_shared_bytes<Shared> || requires(const Grid& g) {
+      g.multiplier;
+    };
+
+/// A kernel node's launch from its grid, block and shared-bytes arguments:
+/// blocks_for of a parameter with a plain block and shared bytes keeps the
+/// spec's grid rule; any other launch is literals and shape rules.
+template <class Grid, class Block, class Shared>
+[[nodiscard]] constexpr auto make_launch(const Grid& grid, const Block& block, const Shared& shared) {
+  if constexpr (is_count_rule<Grid> && follows_param<Grid> &&
+                !launch_has_entries<Grid, Block, Shared> && !is_dims<Block>) {
+    return counted_launch<decltype(grid.count)>{grid.per_block, dim3(block), shared};
+  } else {
+    const auto g = grid_entries(grid);
+    const auto b = block_entries(block);
+    return launch_of_entries(g.x, g.y, g.z, b.x, b.y, b.z, shared_entry(shared));
+  }
+}
+
+/// Launch dimension `Dim` of kernel node `Node` is one CUDA cannot launch: a
+/// literal 0 (a grid or block dimension) or past CUDA's limit, or a rule
+/// with a multiplier or divisor of 0. Not constexpr: in a constant
+/// declaration, calling it is the compile error (its template arguments
+/// name the node and the dimension); at run time it throws cudag::error
+/// naming them.
+template <fixed_string Node, launch_dim Dim>
+[[noreturn]] void launch_dimension_out_of_range(std::uint64_t value, bool zero_scale) {
+  const std::string node(Node.view());
+  const std::string dim(launch_dim_name(Dim));
+  if (zero_scale)
+    throw cudag::error("kernel node '" + node + "': shape rule " + dim +
+                           " has a multiplier or divisor of 0",
+                       cudaErrorInvalidConfiguration, {}, node);
+  throw cudag::error("kernel node '" + node + "': " + dim + " = " + std::to_string(value) +
+                         " is outside CUDA's range (" +
+                         (Dim == launch_dim::shared_bytes ? "0" : "1") + " to " +
+                         std::to_string(native::launch_limit(Dim)) + ")",
+                     cudaErrorInvalidConfiguration, {}, node);
+}
+
+template <fixed_string Node, launch_dim Dim, class E>
+constexpr void check_launch_entry(const E& e) {
+  if constexpr (follows_param<E>) {
+    const launch_rule r = rule_of(e, Dim);
+    if (r.multiplier == 0 || r.divisor == 0) launch_dimension_out_of_range<Node, Dim>(0, true);
+  } else if constexpr (!std::is_same_v<E, unit_extent> && !std::is_same_v<E, fixed_extent>) {
+    if (literal_extent(e, Dim).fits) return;
+    const launch_rule r = rule_of(e, Dim);
+    if constexpr (std::is_integral_v<E>) {
+      launch_dimension_out_of_range<Node, Dim>(std::cmp_less(e, 0) ? 0 : static_cast<std::uint64_t>(e),
+                                               false);
+    } else {
+      if (r.multiplier == 0 || r.divisor == 0) launch_dimension_out_of_range<Node, Dim>(0, true);
+      launch_dimension_out_of_range<Node, Dim>(
+          native::scaled_extent(native::shape_rule_input(e.count), r.multiplier, r.divisor), false);
+    }
+  }
+}
+
+/// Checks each literal and rule written with dims(), shared_bytes() or
+/// scaled() where the node is declared.
+template <fixed_string Node, class Grid, class Block, class Shared>
+constexpr void check_launch_entries(const Grid& grid, const Block& block, const Shared& shared) {
+  const auto g = grid_entries(grid);
+  check_launch_entry<Node, launch_dim::grid_x>(g.x);
+  check_launch_entry<Node, launch_dim::grid_y>(g.y);
+  check_launch_entry<Node, launch_dim::grid_z>(g.z);
+  if constexpr (is_dims<Block>) {
+    check_launch_entry<Node, launch_dim::block_x>(block.x);
+    check_launch_entry<Node, launch_dim::block_y>(block.y);
+    check_launch_entry<Node, launch_dim::block_z>(block.z);
+  }
+  if constexpr (is_shared_bytes<Shared>) check_launch_entry<Node, launch_dim::shared_bytes>(shared.bytes);
+}
+
+template <class... A>
+inline constexpr bool leads_with_shared_bytes = false;
+template <class First, class... A>
+inline constexpr bool leads_with_shared_bytes<First, A...> = is_shared_bytes<First>;
+
+template <std::size_t N, std::size_t M>
+[[nodiscard]] consteval std::array<ref_info, N + M> join_refs(const std::array<ref_info, N>& a,
+                                                              const std::array<ref_info, M>& b) {
+  std::array<ref_info, N + M> out{};
+  std::size_t k = 0;  // range-for: nvcc warns of `i < N` with N = 0
+  for (const ref_info& r : a) out[k++] = r;
+  for (const ref_info& r : b) out[k++] = r;
+  return out;
+}
+
+template <class Function, class Launch, class Params, class Args>
 struct kernel_body;
 
-template <class Function, class Grid, class... P, class... S>
-struct kernel_body<Function, Grid, type_list<P...>, node_tuple<S...>> : leaf_body {
+template <class Function, class Launch, class... P, class... S>
+struct kernel_body<Function, Launch, type_list<P...>, node_tuple<S...>> : leaf_body {
   static constexpr node_kind kind = node_kind::kernel;
-  static constexpr auto refs = refs_of<Grid, S...>();  // reading order
-  static constexpr bool grid_from_param = !arg_traits<Grid>::is_literal;
+  static constexpr auto refs = join_refs(Launch::refs, refs_of<S...>());  // reading order
+  static constexpr bool launch_follows_parameters = Launch::follows_parameters;
 
   Function function;
-  Grid grid;  ///< dim3, or blocks_for_t of a literal or a parameter
-  dim3 block;
-  unsigned shared_bytes;
+  Launch launch;  ///< rule_launch or counted_launch
   node_tuple<S...> args;
 
   struct storage {
@@ -84,39 +425,45 @@ struct kernel_body<Function, Grid, type_list<P...>, node_tuple<S...>> : leaf_bod
     cudaKernelNodeParams params;
   };
 
-  /// Argument I's reference is slots[arg_ref[I + 1]]; the grid's (if any) is slots[0].
-  static constexpr auto arg_ref = ref_positions<Grid, S...>();
+  /// The launch's references come first; argument I's is slots[arg_ref[I]].
+  static constexpr auto arg_ref = [] {
+    auto out = ref_positions<S...>();
+    for (auto& k : out) k += Launch::refs.size();
+    return out;
+  }();
 
-  void fill(storage& s, const value_tables& values, const ref_slot* slots) const noexcept {
+  void fill(storage& s, const value_tables& values, const ref_slot* slots,
+            std::string_view name) const {
     fill_at(s, values, slots, std::index_sequence_for<P...>{});
-    dim3 g;
-    if constexpr (grid_from_param) {
-      const auto count = resolve<std::size_t>(grid.count, values, slots, 0);
-      g = dim3(native::blocks_for(count, grid.per_block));
-    } else {
-      g = fixed_grid(grid);
-    }
-    s.params = cudaKernelNodeParams{const_cast<void*>(function.pointer()), g, block, shared_bytes,
+    s.params = cudaKernelNodeParams{const_cast<void*>(function.pointer()), {}, {}, 0,
                                     s.pointers, nullptr};
+    launch.apply(s.params, values, slots, name);
   }
   template <std::size_t... I>
   void fill_at(storage& s, const value_tables& values, const ref_slot* slots,
                std::index_sequence<I...>) const noexcept {
     (void)s, (void)values, (void)slots;  // no arguments: g++ warns them set but unused
-    ((at_c<I>(s.values) = resolve<P>(at_c<I>(args), values, slots, arg_ref[I + 1]),
+    ((at_c<I>(s.values) = resolve<P>(at_c<I>(args), values, slots, arg_ref[I]),
       s.pointers[I] = &at_c<I>(s.values)),
      ...);
   }
 
   cudaGraphNode_t lower(storage& s, lowering_state& st, const ref_slot* slots, cudaGraph_t g,
                         native::deps_span deps, std::string_view name) const {
-    fill(s, st.values, slots);
+    fill(s, st.values, slots, name);
     return native::add_kernel(g, deps, s.params, name);
   }
   void update(storage& s, lowering_state& st, const ref_slot* slots, cudaGraphNode_t node,
               native::param_target to, std::string_view name, param_hashes) const {
-    fill(s, st.values, slots);
+    fill(s, st.values, slots, name);
     native::set_kernel(to, node, s.params, name);
+  }
+  /// Throws, naming the node, where the launch its rules give for the
+  /// current values is one CUDA cannot launch: a rebind checks every node it
+  /// would change before it changes any.
+  void check_launch(const lowering_state& st, const ref_slot* slots, std::string_view name) const {
+    cudaKernelNodeParams k{};
+    launch.apply(k, st.values, slots, name);
   }
 
   void write_spec(spec_writer& w, std::string_view name) const {
@@ -125,30 +472,16 @@ struct kernel_body<Function, Grid, type_list<P...>, node_tuple<S...>> : leaf_bod
   template <std::size_t... I>
   void write_spec_at(spec_writer& w, std::string_view name, std::index_sequence<I...>) const {
     const std::array<value_view, sizeof...(P)> views{spec_view<P>(at_c<I>(args))...};
+    std::array<shape_rule_view, Launch::rule_count> rules;
     kernel_view k;
     k.function = function.pointer();
     k.function_name = function.name();
     k.keep_alive = function.keep_alive();
-    k.block = block;
-    k.shared_bytes = shared_bytes;
-    if constexpr (grid_from_param) {
-      k.grid_param = decltype(Grid::count)::name.view();
-      k.items_per_block = grid.per_block;
-    } else {
-      k.grid = fixed_grid(grid);
-    }
+    launch.write(k, rules);
     k.args = views;
     w.kernel(name, k);
   }
 };
-
-template <class Grid>
-[[nodiscard]] constexpr auto normalize_grid(const Grid& grid) {
-  if constexpr (requires { grid.per_block; })
-    return grid;
-  else
-    return dim3(grid);
-}
 
 /// Whether arguments A... fit parameters P... (count and each conversion).
 /// Independent of the node's name, so shared by nodes of the same types.
@@ -192,37 +525,25 @@ consteval bool report_kernel_arguments(type_list<P...>, type_list<A...>) {
 }
 
 /// What a kernel node whose arguments do not fit declares after its error: a
-/// body of the same function, grid and references that passes no arguments.
+/// body of the same function, launch and references that passes no arguments.
 /// The graph holding it then compiles on, so one mistake gives one error
 /// (returning anything else cascaded, and crashed nvcc's front end).
-template <class Function, class Grid, class... A>
-[[nodiscard]] constexpr auto rejected_kernel_body(Function function, const Grid& grid, dim3 block,
-                                                  unsigned shared_bytes, const A&... args) {
-  using body = kernel_body<Function, decltype(normalize_grid(grid)), type_list<>, node_tuple<A...>>;
-  return body{{}, function, normalize_grid(grid), block, shared_bytes,
-              make_node_tuple(args...)};
+template <class Function, class Launch, class... A>
+[[nodiscard]] constexpr auto rejected_kernel_body(Function function, const Launch& launch,
+                                                  const A&... args) {
+  using body = kernel_body<Function, Launch, type_list<>, node_tuple<A...>>;
+  return body{{}, function, launch, make_node_tuple(args...)};
 }
 
-template <class Function, class Grid, class Params, class... A>
+template <class Function, class Launch, class Params, class... A>
 struct kernel_body_for;
-template <class Function, class Grid, class... P, class... A>
-struct kernel_body_for<Function, Grid, type_list<P...>, A...> {
-  using type = kernel_body<Function, Grid, type_list<P...>, node_tuple<stored_arg<P, A>...>>;
-  static constexpr type make(Function function, const Grid& grid, dim3 block, unsigned shared_bytes,
-                             const A&... args) {
-    return type{{}, function, grid, block, shared_bytes, make_node_tuple(store_arg<P>(args)...)};
+template <class Function, class Launch, class... P, class... A>
+struct kernel_body_for<Function, Launch, type_list<P...>, A...> {
+  using type = kernel_body<Function, Launch, type_list<P...>, node_tuple<stored_arg<P, A>...>>;
+  static constexpr type make(Function function, const Launch& launch, const A&... args) {
+    return type{{}, function, launch, make_node_tuple(store_arg<P>(args)...)};
   }
 };
-
-/// The body of a kernel node whose arguments fit: named by types only, so
-/// shared by every node of the same kernel and argument types.
-template <class Params, class Function, class Grid, class... A>
-[[nodiscard]] constexpr auto make_kernel_body(Function function, const Grid& grid, dim3 block,
-                                              unsigned shared_bytes, const A&... args) {
-  using grid_type = decltype(normalize_grid(grid));
-  using factory = kernel_body_for<Function, grid_type, Params, A...>;
-  return factory::make(function, normalize_grid(grid), block, shared_bytes, args...);
-}
 
 template <class F>
 struct kernel_signature;
@@ -231,48 +552,68 @@ struct kernel_signature<void (*)(P...)> {
   using params = type_list<P...>;
 };
 
-// Each node instantiates one function named by its name (kernel<Name, ...>);
-// the argument check and the body depend on types only, and only a failing
-// check names the node.
+// Each node instantiates kernel<Name, ...> and make_kernel_node<Name, ...>, named
+// by its name; the argument check and the body depend on types only, and
+// only a failing check names the node.
 
-/// A node running nvcc kernel `Kernel` (a __global__ function).
-template <fixed_string Name, auto Kernel, unsigned SharedBytes = 0, class Grid, class Block,
+/// A kernel node of parameters Params: its arguments checked (the error
+/// names the node and the position), its launch's literals checked where
+/// written with dims(), shared_bytes() or scaled().
+template <fixed_string Name, class Params, class Function, class Grid, class Block, class Shared,
           class... A>
-  requires std::is_pointer_v<decltype(Kernel)>
-[[nodiscard]] constexpr auto kernel(const Grid& grid, const Block& block, const A&... args) {
-  using params = typename kernel_signature<decltype(Kernel)>::params;
-  if constexpr (!kernel_arguments_fit(params{}, type_list<A...>{})) {
-    static_assert(report_kernel_arguments<Name>(params{}, type_list<A...>{}));
-    auto body =
-        rejected_kernel_body(static_kernel<Kernel>{}, grid, dim3(block), SharedBytes, args...);
+[[nodiscard]] constexpr auto make_kernel_node(Function function, const Grid& grid, const Block& block,
+                                         const Shared& shared, const A&... args) {
+  if constexpr (launch_has_entries<Grid, Block, Shared>)
+    check_launch_entries<Name>(grid, block, shared);
+  const auto launch = make_launch(grid, block, shared);
+  if constexpr (!kernel_arguments_fit(Params{}, type_list<A...>{})) {
+    static_assert(report_kernel_arguments<Name>(Params{}, type_list<A...>{}));
+    auto body = rejected_kernel_body(function, launch, args...);
     return node_t<Name, decltype(body)>{body};
   } else {
-    if constexpr (any_literal_needs_range_check(params{}, type_list<A...>{}))
-      check_literal_ranges<Name>(params{}, std::index_sequence_for<A...>{}, args...);
-    auto body =
-        make_kernel_body<params>(static_kernel<Kernel>{}, grid, dim3(block), SharedBytes, args...);
+    if constexpr (any_literal_needs_range_check(Params{}, type_list<A...>{}))
+      check_literal_ranges<Name>(Params{}, std::index_sequence_for<A...>{}, args...);
+    auto body = kernel_body_for<Function, decltype(launch), Params, A...>::make(function, launch,
+                                                                              args...);
     return node_t<Name, decltype(body)>{body};
   }
+}
+
+/// A node running nvcc kernel `Kernel` (a __global__ function). `grid` and
+/// `block`: a dim3 (or what converts to one), blocks_for(count, per_block),
+/// or dims(x, y, z) whose entries may follow parameters; SharedBytes: the
+/// dynamic shared memory, or pass shared_bytes(...) after the block.
+template <fixed_string Name, auto Kernel, unsigned SharedBytes = 0, class Grid, class Block,
+          class... A>
+  requires std::is_pointer_v<decltype(Kernel)> && (!leads_with_shared_bytes<A...>)
+[[nodiscard]] constexpr auto kernel(const Grid& grid, const Block& block, const A&... args) {
+  using params = typename kernel_signature<decltype(Kernel)>::params;
+  return make_kernel_node<Name, params>(static_kernel<Kernel>{}, grid, block, SharedBytes, args...);
+}
+/// The same with shared bytes that may follow a parameter:
+/// `kernel<"attn", attn>(dims(blocks_for(seq, 128), batch), 128, shared_bytes(scaled(seq, 4)), ...)`.
+template <fixed_string Name, auto Kernel, class Grid, class Block, class Bytes, class... A>
+  requires std::is_pointer_v<decltype(Kernel)>
+[[nodiscard]] constexpr auto kernel(const Grid& grid, const Block& block,
+                                    const shared_bytes_t<Bytes>& shared, const A&... args) {
+  using params = typename kernel_signature<decltype(Kernel)>::params;
+  return make_kernel_node<Name, params>(static_kernel<Kernel>{}, grid, block, shared, args...);
 }
 
 /// A node running a run-time kernel (NVRTC) of a known signature.
 template <fixed_string Name, unsigned SharedBytes = 0, class... P, class Grid, class Block,
           class... A>
+  requires(!leads_with_shared_bytes<A...>)
 [[nodiscard]] auto kernel(const kernel_ref<void(P...)>& k, const Grid& grid, const Block& block,
                           const A&... args) {
-  using params = type_list<P...>;
-  if constexpr (!kernel_arguments_fit(params{}, type_list<A...>{})) {
-    static_assert(report_kernel_arguments<Name>(params{}, type_list<A...>{}));
-    auto body = rejected_kernel_body(dynamic_kernel<void(P...)>{k}, grid, dim3(block), SharedBytes,
-                                     args...);
-    return node_t<Name, decltype(body)>{body};
-  } else {
-    if constexpr (any_literal_needs_range_check(params{}, type_list<A...>{}))
-      check_literal_ranges<Name>(params{}, std::index_sequence_for<A...>{}, args...);
-    auto body = make_kernel_body<params>(dynamic_kernel<void(P...)>{k}, grid, dim3(block),
-                                         SharedBytes, args...);
-    return node_t<Name, decltype(body)>{body};
-  }
+  return make_kernel_node<Name, type_list<P...>>(dynamic_kernel<void(P...)>{k}, grid, block, SharedBytes,
+                                            args...);
+}
+template <fixed_string Name, class... P, class Grid, class Block, class Bytes, class... A>
+[[nodiscard]] auto kernel(const kernel_ref<void(P...)>& k, const Grid& grid, const Block& block,
+                          const shared_bytes_t<Bytes>& shared, const A&... args) {
+  return make_kernel_node<Name, type_list<P...>>(dynamic_kernel<void(P...)>{k}, grid, block, shared,
+                                            args...);
 }
 
 }  // namespace cudag::dsl

@@ -28,6 +28,9 @@ struct leaf_body {
   static constexpr std::string_view owned_condition{};
   /// Conditional nodes inside (bodies, child graphs), by path from the body.
   static constexpr std::array<condition_test, 0> nested_condition_tests{};
+  /// Whether a launch inside follows parameters (shape rules): a rebind
+  /// checks it before it changes anything.
+  static constexpr bool launch_follows_parameters = false;
 };
 
 /// The conditions a node tests, itself or inside it, by path from the graph
@@ -99,7 +102,13 @@ struct node_ops {
                  native::param_target to, std::string_view name, param_hashes hashes);
   void (*reapply)(const void* body, void* storage, void* state, cudaGraphNode_t node,
                   std::string_view name);
+  /// Throws, naming the node, where the launch its shape rules (its nested
+  /// nodes' for a body holding graphs) give for the current values is one
+  /// CUDA cannot launch. Null where no launch inside follows a parameter.
+  void (*check_launch)(const void* body, void* storage, void* state, std::string_view name,
+                       param_hashes hashes);
 };
+using launch_check = decltype(node_ops::check_launch);
 
 struct node_entry {
   const node_ops* ops = nullptr;
@@ -139,7 +148,19 @@ struct leaf_ops {
       static_cast<const Body*>(body)->reapply(static_cast<stored*>(s)->storage,
                                               *static_cast<lowering_state*>(state), node, name);
   }
-  static constexpr node_ops table{&lower, &update, &reapply};
+  static void check_launch(const void* body, void* s, void* state, std::string_view name,
+                           param_hashes) {
+    const stored& st = *static_cast<const stored*>(s);
+    static_cast<const Body*>(body)->check_launch(*static_cast<const lowering_state*>(state), st.slots,
+                                                 name);
+  }
+  static constexpr launch_check check_launch_op() noexcept {
+    if constexpr (Body::launch_follows_parameters)
+      return &check_launch;
+    else
+      return nullptr;
+  }
+  static constexpr node_ops table{&lower, &update, &reapply, check_launch_op()};
 };
 
 /// Operations of a body holding graphs (child, conditional): its graphs are
@@ -160,7 +181,18 @@ struct nesting_ops {
                                                           hashes);
   }
   static void reapply(const void*, void*, void*, cudaGraphNode_t, std::string_view) {}
-  static constexpr node_ops table{&lower, &update, &reapply};
+  static void check_launch(const void* body, void* s, void* state, std::string_view,
+                           param_hashes hashes) {
+    static_cast<const Body*>(body)->template check_launch<Root>(
+        static_cast<stored*>(s)->storage, *static_cast<lowering_state*>(state), hashes);
+  }
+  static constexpr launch_check check_launch_op() noexcept {
+    if constexpr (Body::launch_follows_parameters)
+      return &check_launch;
+    else
+      return nullptr;
+  }
+  static constexpr node_ops table{&lower, &update, &reapply, check_launch_op()};
 };
 
 template <class Body, class Root, bool Nests = Body::nests_graphs>
