@@ -118,6 +118,9 @@ class exec {
   void stage(std::string_view name, const type_tag& type, const void* bytes, std::size_t size,
              std::string_view caller = "rebind");
   rebind_path flush_dirty();
+  /// flush_dirty() where `launch_changes` top-level kernel nodes changed
+  /// their launch: under the automatic policy, reshape's choice of path.
+  rebind_path flush_dirty_after_launch_changes(std::size_t launch_changes);
   friend exec instantiate(graph_spec, std::span<const binding>, const instantiate_options&);
   std::unique_ptr<impl> impl_;
 };

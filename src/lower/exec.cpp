@@ -440,16 +440,20 @@ rebind_path exec::reshape(std::span<const binding> shape) {
   impl& st = live();
   st.dirty_scratch.clear();
   for (const binding& b : shape) stage(b.name, b.type, b.bytes.data(), b.bytes.size(), "reshape");
+  std::size_t top_level = 0;
+  for (const std::uint32_t v : st.dirty_scratch) top_level += !st.nodes[v].nested;
+  return flush_dirty_after_launch_changes(top_level);
+}
+
+rebind_path exec::flush_dirty_after_launch_changes(std::size_t launch_changes) {
+  impl& st = live();
   // Launch dimensions travel faster by template setters and one
   // whole-graph update than by exec setters once a few nodes change.
   const rebind_policy chosen = st.rebind.policy;
-  if (chosen == rebind_policy::automatic) {
-    std::size_t top_level = 0;
-    for (const std::uint32_t v : st.dirty_scratch) top_level += !st.nodes[v].nested;
-    st.rebind.policy = prefer_whole_graph_update_for_reshape(top_level, st.top_level_index.size())
+  if (chosen == rebind_policy::automatic && launch_changes > 0)
+    st.rebind.policy = prefer_whole_graph_update_for_reshape(launch_changes, st.top_level_index.size())
                            ? rebind_policy::whole_graph_update
                            : rebind_policy::node_setters;
-  }
   try {
     const rebind_path path = flush_dirty();
     st.rebind.policy = chosen;

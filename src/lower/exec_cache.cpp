@@ -1,6 +1,7 @@
-// A bounded cache of executable graphs keyed by topology: update on a hit,
-// instantiate on a miss, least recently used evicted under a memory and a
-// count cap, graph memory trimmed after evicting.
+// A bounded cache of executable graphs keyed by topology and shape: nothing
+// to do on an exact hit, update on a hit, instantiate on a miss, least
+// recently used evicted under a memory and a count cap, graph memory trimmed
+// after evicting.
 #include "cudag/exec_cache.hpp"
 
 #include <algorithm>
@@ -58,7 +59,15 @@ class unordered_hasher {
   std::uint64_t sum_ = 0, xor_ = 0, count_ = 0;
 };
 
-enum tag : std::uint64_t { node_tag = 1, param_tag, condition_tag, graph_tag };
+enum tag : std::uint64_t {
+  node_tag = 1,
+  param_tag,
+  condition_tag,
+  graph_tag,
+  value_tag,
+  shape_tag,
+  binding_tag
+};
 
 void hash_type(hasher& h, const type_tag& t) {
   h.str(t.info ? std::string_view(t.info->name()) : std::string_view());
@@ -131,16 +140,134 @@ std::uint64_t graph_key(const graph_spec& g) {
   return h.done();
 }
 
+// ----------------------------------------------------------- shape key --
+void hash_bytes(hasher& h, std::span<const std::byte> bytes) {
+  h.u64(bytes.size());
+  h.str(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+}
+
+void hash_value(hasher& h, const value& v) {
+  h.u64((std::uint64_t{v.type.size} << 8) | v.source.index());
+  std::visit(
+      [&](const auto& source) {
+        using S = std::remove_cvref_t<decltype(source)>;
+        if constexpr (std::is_same_v<S, literal>) {
+          hash_bytes(h, {source.bytes.data(), source.bytes.size()});
+        } else if constexpr (std::is_same_v<S, buffer_ref>) {
+          h.str(source.name);
+          h.u64(source.offset_bytes);
+        } else {
+          h.str(source.name);
+        }
+      },
+      v.source);
+}
+
+void hash_dim(hasher& h, const dim3& d) {
+  h.u64((std::uint64_t{d.x} << 32) | d.y);
+  h.u64(d.z);
+}
+
+std::uint64_t graph_values_key(const graph_spec& g);
+
+/// Everything of a node that topology_key leaves out.
+std::uint64_t node_values_key(const node& n) {
+  hasher h(value_tag);
+  h.str(n.name);
+  for_each_value(n, [&](const value& v) { hash_value(h, v); });
+  std::visit(
+      [&](const auto& p) {
+        using P = std::remove_cvref_t<decltype(p)>;
+        if constexpr (std::is_same_v<P, kernel_node>) {
+          h.u64(reinterpret_cast<std::uintptr_t>(p.function));
+          hash_dim(h, p.grid);
+          hash_dim(h, p.block);
+          h.u64(p.shared_bytes);
+          h.u64(static_cast<std::uint64_t>(static_cast<std::int64_t>(p.priority)));
+          if (p.grid_from) {
+            h.str(p.grid_from->param);
+            h.u64(p.grid_from->items_per_block);
+          }
+          h.u64(p.shape_rules.size());
+          for (const shape_rule& r : p.shape_rules) {
+            h.u64(static_cast<std::uint64_t>(r.dim));
+            h.str(r.param);
+            h.u64(r.multiplier);
+            h.u64(r.divisor);
+          }
+        } else if constexpr (std::is_same_v<P, memcpy_node>) {
+          h.u64(p.bytes);
+          h.u64(static_cast<std::uint64_t>(p.kind));
+        } else if constexpr (std::is_same_v<P, memset_node>) {
+          h.u64(p.element_size);
+          h.u64(p.width);
+          h.u64(p.height);
+          h.u64(p.pitch_bytes);
+        } else if constexpr (std::is_same_v<P, host_node>) {
+          h.u64(reinterpret_cast<std::uintptr_t>(p.function.get()));
+        } else if constexpr (std::is_same_v<P, captured_node>) {
+          h.u64(reinterpret_cast<std::uintptr_t>(p.record.get()));
+        } else if constexpr (std::is_same_v<P, child_node>) {
+          h.u64(p.graph ? graph_values_key(*p.graph) : 0);
+        } else if constexpr (std::is_same_v<P, conditional_node>) {
+          for (const graph_spec& body : p.bodies) h.u64(graph_values_key(body));
+        }
+      },
+      n.params);
+  return h.done();
+}
+
+std::uint64_t graph_values_key(const graph_spec& g) {
+  unordered_hasher nodes;
+  for (const node& n : g.nodes) nodes.add(node_values_key(n));
+  hasher h(graph_tag);
+  nodes.into(h);
+  return h.done();
+}
+
+/// Whether some kernel launch of `g` (nested graphs included) follows
+/// parameter `name`: a grid rule or a shape rule reads it.
+bool launch_follows(const graph_spec& g, std::string_view name) {
+  for (const node& n : g.nodes) {
+    if (const auto* k = std::get_if<kernel_node>(&n.params)) {
+      if (k->grid_from && k->grid_from->param == name) return true;
+      for (const shape_rule& r : k->shape_rules)
+        if (r.param == name) return true;
+    } else if (const auto* c = std::get_if<child_node>(&n.params)) {
+      if (c->graph && launch_follows(*c->graph, name)) return true;
+    } else if (const auto* k = std::get_if<conditional_node>(&n.params)) {
+      for (const graph_spec& body : k->bodies)
+        if (launch_follows(body, name)) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 std::uint64_t topology_key(const graph_spec& spec) { return graph_key(spec); }
+
+std::uint64_t shape_key(const graph_spec& spec, std::span<const binding> bindings) {
+  unordered_hasher bound;
+  for (const binding& b : bindings) {
+    if (!launch_follows(spec, b.name)) continue;  // rebound on an exact hit instead
+    hasher h(binding_tag);
+    h.str(b.name);
+    h.u64(b.type.size);
+    hash_bytes(h, b.bytes);
+    bound.add(h.done());
+  }
+  hasher h(shape_tag);
+  h.u64(graph_values_key(spec));
+  bound.into(h);
+  return h.done();
+}
 
 exec_cache::exec_cache(exec_cache_options options) : options_(std::move(options)) {}
 
 exec_cache::~exec_cache() {
   if (entries_.empty()) return;
   if (options_.stream) (void)native::api().stream_synchronize(*options_.stream);
-  by_key_.clear();
   entries_.clear();
   if (options_.trim_on_evict) {
     int dev = options_.device;
@@ -163,7 +290,6 @@ void exec_cache::trim() {
 
 void exec_cache::evict(list::iterator it) {
   stats_.bytes_in_use -= it->charge;
-  by_key_.erase(it->key);
   entries_.erase(it);  // destroys the exec, then its template graph
   ++stats_.evictions;
   stats_.entries = entries_.size();
@@ -226,45 +352,70 @@ exec& exec_cache::acquire(const graph_spec& spec, std::span<const binding> bindi
 
 exec& exec_cache::acquire(std::uint64_t key, const graph_spec& spec,
                           std::span<const binding> bindings) {
-  if (auto found = by_key_.find(key); found != by_key_.end()) {
-    const list::iterator it = found->second;
-    entries_.splice(entries_.begin(), entries_, it);  // most recent; iterators stay valid
-    entry& e = *it;
-    try {
+  const std::uint64_t shape = shape_key(spec, bindings);
+  std::size_t same_topology = 0;
+  list::iterator oldest_of_topology = entries_.end();
+  for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+    if (it->key != key) continue;
+    if (it->shape == shape) return move_in_place(it, spec, bindings, true);  // already there
+    ++same_topology;
+    oldest_of_topology = it;
+  }
+  if (same_topology >= std::max<std::size_t>(options_.execs_per_topology, 1)) {
+    exec& moved = move_in_place(oldest_of_topology, spec, bindings, false);
+    oldest_of_topology->shape = shape;
+    return moved;
+  }
+  return add(key, shape, spec, bindings);
+}
+
+exec& exec_cache::move_in_place(list::iterator it, const graph_spec& spec,
+                                std::span<const binding> bindings, bool same_shape) {
+  entries_.splice(entries_.begin(), entries_, it);  // most recent; iterators stay valid
+  entry& e = *it;
+  try {
+    if (same_shape) {
+      // Only bindings outside the shape may differ: rebinding sends those
+      // that did, and nothing else.
+      e.executable->rebind(bindings);
+      ++stats_.exact_hits;
+    } else {
       e.executable->update(spec, bindings);
       ++stats_.hits;
-      return *e.executable;
-    } catch (const check_error&) {
-      throw;  // a bad spec: no instantiation would take it either
-    } catch (const error& refusal) {
-      ++stats_.refused_updates;
-      last_refusal_ = "exec cache: graph '" + spec.name + "': the cached exec of its topology " +
-                      "cannot be updated to it: " + refusal.what();
-      if (!options_.reinstantiate_on_refusal)
-        throw error(last_refusal_, refusal.code(), refusal.call(), refusal.node());
     }
-    // Instantiated afresh in place: references to it stay valid.
-    ++stats_.misses;
-    stats_.bytes_in_use -= e.charge;
-    e.charge = 0;
-    e.executable.reset();
-    if (options_.trim_on_evict) trim();  // its graph memory goes back too
-    const footprint f = estimate_footprint(spec, options_.model);
-    const std::size_t floor = f.exec_bytes + f.allocation_total_bytes;
-    evict_until(floor, 0, &e);
-    try {
-      make(e, spec, bindings, floor);
-    } catch (...) {
-      by_key_.erase(key);
-      entries_.erase(it);
-      stats_.entries = entries_.size();
-      throw;
-    }
-    evict_until(0, 0, &e);
-    if (e.charge > options_.memory_cap) ++stats_.over_cap;
     return *e.executable;
+  } catch (const check_error&) {
+    throw;  // a bad spec: no instantiation would take it either
+  } catch (const error& refusal) {
+    ++stats_.refused_updates;
+    last_refusal_ = "exec cache: graph '" + spec.name + "': the cached exec of its topology " +
+                    "cannot be updated to it: " + refusal.what();
+    if (!options_.reinstantiate_on_refusal)
+      throw error(last_refusal_, refusal.code(), refusal.call(), refusal.node());
   }
+  // Instantiated afresh in place: references to it stay valid.
+  ++stats_.misses;
+  stats_.bytes_in_use -= e.charge;
+  e.charge = 0;
+  e.executable.reset();
+  if (options_.trim_on_evict) trim();  // its graph memory goes back too
+  const footprint f = estimate_footprint(spec, options_.model);
+  const std::size_t floor = f.exec_bytes + f.allocation_total_bytes;
+  evict_until(floor, 0, &e);
+  try {
+    make(e, spec, bindings, floor);
+  } catch (...) {
+    entries_.erase(it);
+    stats_.entries = entries_.size();
+    throw;
+  }
+  evict_until(0, 0, &e);
+  if (e.charge > options_.memory_cap) ++stats_.over_cap;
+  return *e.executable;
+}
 
+exec& exec_cache::add(std::uint64_t key, std::uint64_t shape, const graph_spec& spec,
+                      std::span<const binding> bindings) {
   ++stats_.misses;
   const footprint f = estimate_footprint(spec, options_.model);
   const std::size_t floor = f.exec_bytes + f.allocation_total_bytes;
@@ -272,31 +423,48 @@ exec& exec_cache::acquire(std::uint64_t key, const graph_spec& spec,
   entries_.emplace_front();
   entry& e = entries_.front();
   e.key = key;
+  e.shape = shape;
   try {
     make(e, spec, bindings, floor);
   } catch (...) {
     entries_.pop_front();
     throw;
   }
-  by_key_.emplace(key, entries_.begin());
   stats_.entries = entries_.size();
   evict_until(0, 0, &e);
   if (e.charge > options_.memory_cap) ++stats_.over_cap;
   return *e.executable;
 }
 
+exec_cache::list::const_iterator exec_cache::newest(std::uint64_t key) const {
+  return std::find_if(entries_.begin(), entries_.end(),
+                      [&](const entry& e) { return e.key == key; });
+}
+
 bool exec_cache::contains(const graph_spec& spec) const {
-  return by_key_.count(topology_key(spec)) != 0;
+  return newest(topology_key(spec)) != entries_.end();
+}
+
+bool exec_cache::contains(const graph_spec& spec, std::span<const binding> bindings) const {
+  const std::uint64_t key = topology_key(spec), shape = shape_key(spec, bindings);
+  return std::any_of(entries_.begin(), entries_.end(),
+                     [&](const entry& e) { return e.key == key && e.shape == shape; });
+}
+
+std::size_t exec_cache::count(const graph_spec& spec) const {
+  const std::uint64_t key = topology_key(spec);
+  return static_cast<std::size_t>(
+      std::count_if(entries_.begin(), entries_.end(), [&](const entry& e) { return e.key == key; }));
 }
 
 std::size_t exec_cache::bytes_of(const graph_spec& spec) const {
-  auto it = by_key_.find(topology_key(spec));
-  return it == by_key_.end() ? 0 : it->second->charge;
+  const auto it = newest(topology_key(spec));
+  return it == entries_.end() ? 0 : it->charge;
 }
 
 const measured_footprint* exec_cache::measured(const graph_spec& spec) const {
-  auto it = by_key_.find(topology_key(spec));
-  return it == by_key_.end() ? nullptr : &it->second->measured;
+  const auto it = newest(topology_key(spec));
+  return it == entries_.end() ? nullptr : &it->measured;
 }
 
 std::vector<std::string> exec_cache::recency() const {

@@ -228,6 +228,7 @@ void exec::update(const graph_spec& changed, std::span<const binding> bindings) 
 
   // Nothing below refuses: apply.
   st.dirty_scratch.clear();
+  std::size_t launch_changes = 0;  // top-level kernels launched otherwise now
   for (pending_node& p : pending) {
     node_state& n = st.nodes[p.index];
     n.spec_node = p.now;
@@ -235,6 +236,9 @@ void exec::update(const graph_spec& changed, std::span<const binding> bindings) 
     for (std::uint32_t k = 0; k < n.slot_count; ++k)
       std::memcpy(n.slots[k], p.slots[k].data(), p.slots[k].size());
     if (n.kind == node_kind::kernel) {
+      launch_changes += !n.nested && (std::memcmp(&p.kernel.gridDim, &n.kernel.gridDim, sizeof(dim3)) != 0 ||
+                                      std::memcmp(&p.kernel.blockDim, &n.kernel.blockDim, sizeof(dim3)) != 0 ||
+                                      p.kernel.sharedMemBytes != n.kernel.sharedMemBytes);
       n.kernel.func = p.kernel.func;
       n.kernel.gridDim = p.kernel.gridDim;
       n.kernel.blockDim = p.kernel.blockDim;
@@ -271,7 +275,7 @@ void exec::update(const graph_spec& changed, std::span<const binding> bindings) 
   st.params = std::move(params);
   st.param_index = std::move(param_index);
   st.spec = std::move(next);
-  (void)flush_dirty();
+  (void)flush_dirty_after_launch_changes(launch_changes);
 }
 
 }  // namespace cudag

@@ -189,7 +189,7 @@ TEST(ExecCache, EvictsTheLeastRecentlyAcquiredFirst) {
   (void)cache.acquire(chain("b", 2), bind_x);
   (void)cache.acquire(chain("c", 3), bind_x);
   EXPECT_EQ(cache.recency(), (std::vector<std::string>{"c", "b", "a"}));
-  (void)cache.acquire(chain("a", 1), bind_y);  // a hit: a is the most recent now
+  (void)cache.acquire(chain("a", 1), bind_y);  // an exact hit: a is the most recent now
   EXPECT_EQ(cache.recency(), (std::vector<std::string>{"a", "c", "b"}));
   (void)cache.acquire(chain("d", 4), bind_x);  // b goes
   EXPECT_EQ(cache.recency(), (std::vector<std::string>{"d", "a", "c"}));
@@ -198,9 +198,127 @@ TEST(ExecCache, EvictsTheLeastRecentlyAcquiredFirst) {
   (void)cache.acquire(chain("e", 5), bind_x);  // then c
   EXPECT_EQ(cache.recency(), (std::vector<std::string>{"e", "d", "a"}));
   EXPECT_EQ(cache.stats().evictions, 2u);
-  EXPECT_EQ(cache.stats().hits, 1u);
+  EXPECT_EQ(cache.stats().exact_hits, 1u);
+  EXPECT_EQ(cache.stats().hits, 0u);
   EXPECT_EQ(cache.stats().misses, 5u);
   EXPECT_EQ(f.rec.live_execs(), 3u);
+}
+
+// --------------------------------------------------------------- shapes --
+/// A family: k0 -> ... -> k{n-1}, each scale(x, 1, n) on a grid of
+/// ceil(batch / 32) blocks.
+cudag::graph_spec family(int n) {
+  cudag::builder b("family");
+  auto x = b.param<float*>("x");
+  auto batch = b.param<int>("batch");
+  const auto shape = cudag::launch(dim3(1), dim3(32)).follow(cudag::launch_dim::grid_x, batch, 1, 32);
+  cudag::node_ref last = b.kernel("k0", &scale, shape, x, 1.0f, batch);
+  for (int i = 1; i < n; ++i) {
+    auto k = b.kernel("k" + std::to_string(i), &scale, shape, x, 1.0f, batch);
+    b.edge(last, k);
+    last = k;
+  }
+  return b.build();
+}
+
+std::vector<cudag::binding> at_batch(int batch, float* x = dev_x) {
+  return {cudag::bind("x", x), cudag::bind("batch", batch)};
+}
+
+TEST(ShapeKey, FollowsLaunchParametersAndValuesButNotOtherBindings) {
+  const cudag::graph_spec spec = family(3);
+  const std::uint64_t k = cudag::shape_key(spec, at_batch(64));
+  EXPECT_EQ(cudag::shape_key(spec, at_batch(64, dev_y)), k);  // another buffer: not a shape
+  const std::vector<cudag::binding> reversed{cudag::bind("batch", 64), cudag::bind("x", dev_x)};
+  EXPECT_EQ(cudag::shape_key(spec, reversed), k);            // bindings in any order
+  EXPECT_NE(cudag::shape_key(spec, at_batch(96)), k);        // a launch follows batch
+  EXPECT_NE(cudag::shape_key(chain("c", 3, 1.0f), bind_x),   // a literal is part of it
+            cudag::shape_key(chain("c", 3, 2.0f), bind_x));
+  cudag::graph_spec wider = spec;
+  std::get<cudag::kernel_node>(wider.nodes[1].params).block = dim3(64);
+  EXPECT_NE(cudag::shape_key(wider, at_batch(64)), k);       // so are launch dimensions
+  EXPECT_EQ(cudag::topology_key(wider), cudag::topology_key(spec));
+}
+
+TEST(ExecCache, AnExactHitSendsOnlyTheBindingsThatChanged) {
+  fixture f;
+  cudag::exec_cache cache(f.options(1 << 20, 8));
+  cudag::exec& first = cache.acquire(family(4), at_batch(64));
+  f.rec.clear();
+  EXPECT_EQ(&cache.acquire(family(4), at_batch(64)), &first);
+  EXPECT_TRUE(f.rec.calls().empty()) << lines(f.rec.calls());  // nothing at all
+  // Another buffer: one exec setter a node reading it, no update, no instantiation.
+  EXPECT_EQ(&cache.acquire(family(4), at_batch(64, dev_y)), &first);
+  const std::string calls = lines(f.rec.calls());
+  EXPECT_EQ(f.rec.calls_starting("exec_kernel_node_set_params").size(), 4u) << calls;
+  EXPECT_TRUE(f.rec.calls_starting("exec_update").empty()) << calls;
+  EXPECT_TRUE(f.rec.calls_starting("instantiate").empty()) << calls;
+  EXPECT_EQ(cache.stats().exact_hits, 2u);
+  EXPECT_EQ(cache.stats().hits, 0u);
+  EXPECT_EQ(cache.stats().misses, 1u);
+}
+
+TEST(ExecCache, HotShapesKeepAnExecEachAndTheRestShareByUpdate) {
+  fixture f;
+  cudag::exec_cache_options o = f.options(1 << 20, 8);
+  o.execs_per_topology = 3;
+  cudag::exec_cache cache(o);
+  cudag::exec& e64 = cache.acquire(family(5), at_batch(64));
+  cudag::exec& e128 = cache.acquire(family(5), at_batch(128));
+  cudag::exec& e256 = cache.acquire(family(5), at_batch(256));
+  EXPECT_NE(&e64, &e128);
+  EXPECT_NE(&e128, &e256);
+  EXPECT_EQ(cache.stats().misses, 3u);
+  EXPECT_EQ(cache.count(family(5)), 3u);
+  EXPECT_TRUE(cache.contains(family(5), at_batch(128)));
+  EXPECT_FALSE(cache.contains(family(5), at_batch(512)));
+  // A shape held: its own exec, untouched.
+  f.rec.clear();
+  EXPECT_EQ(&cache.acquire(family(5), at_batch(64)), &e64);
+  EXPECT_TRUE(f.rec.calls().empty()) << lines(f.rec.calls());
+  // A fourth shape: the least recently acquired of the three (128's) is updated to it.
+  cudag::exec& e512 = cache.acquire(family(5), at_batch(512));
+  EXPECT_EQ(&e512, &e128);
+  std::string calls = lines(f.rec.calls());
+  EXPECT_EQ(f.rec.calls_starting("exec_update").size(), 1u) << calls;
+  EXPECT_NE(calls.find("scale grid=(16,1,1)"), std::string::npos) << calls;
+  EXPECT_TRUE(f.rec.calls_starting("instantiate").empty()) << calls;
+  EXPECT_FALSE(cache.contains(family(5), at_batch(128)));
+  EXPECT_TRUE(cache.contains(family(5), at_batch(512)));
+  // Now 512 is held by that exec; 256 by its own.
+  f.rec.clear();
+  EXPECT_EQ(&cache.acquire(family(5), at_batch(256)), &e256);
+  EXPECT_EQ(&cache.acquire(family(5), at_batch(512)), &e128);
+  EXPECT_TRUE(f.rec.calls().empty()) << lines(f.rec.calls());
+  EXPECT_EQ(cache.stats().exact_hits, 3u);
+  EXPECT_EQ(cache.stats().hits, 1u);
+  EXPECT_EQ(cache.stats().misses, 3u);
+  EXPECT_EQ(f.rec.live_execs(), 3u);
+}
+
+TEST(ExecCache, ShapesOfOneTopologyObeyTheCaps) {
+  fixture f;
+  cudag::exec_cache_options o = f.options(1 << 20, 4);
+  o.execs_per_topology = 3;
+  cudag::exec_cache cache(o);
+  std::mt19937 random(7);
+  std::size_t acquires = 0;
+  for (int step = 0; step < 300; ++step) {
+    const int batch = 32 * (1 + static_cast<int>(random() % 6));
+    const int length = 2 + static_cast<int>(random() % 2);  // two topologies
+    cudag::exec& e = cache.acquire(family(length), at_batch(batch, step % 2 ? dev_x : dev_y));
+    ++acquires;
+    ASSERT_EQ(e.spec().nodes.size(), static_cast<std::size_t>(length));
+    ASSERT_TRUE(cache.contains(family(length), at_batch(batch))) << "step " << step;
+    ASSERT_LE(cache.count(family(length)), 3u) << "step " << step;
+    ASSERT_LE(cache.stats().entries, 4u) << "step " << step;
+    ASSERT_EQ(f.rec.live_execs(), cache.stats().entries) << "step " << step;
+  }
+  EXPECT_EQ(cache.stats().exact_hits + cache.stats().hits + cache.stats().misses, acquires);
+  EXPECT_GT(cache.stats().exact_hits, 0u);
+  EXPECT_GT(cache.stats().hits, 0u);
+  EXPECT_GT(cache.stats().evictions, 0u);
+  EXPECT_TRUE(f.rec.misuse().empty()) << f.rec.misuse().front();
 }
 
 // ------------------------------------------------------------- eviction --
@@ -295,7 +413,7 @@ TEST(ExecCache, TheCapsHoldOverARandomSequenceOfAcquires) {
     ASSERT_EQ(f.rec.live_execs(), cache.stats().entries);
     ASSERT_EQ(cache.recency().front(), "s" + std::to_string(pick));
   }
-  EXPECT_EQ(cache.stats().hits + cache.stats().misses, acquires);
+  EXPECT_EQ(cache.stats().exact_hits + cache.stats().hits + cache.stats().misses, acquires);
   EXPECT_GT(cache.stats().hits, 0u);
   EXPECT_GT(cache.stats().evictions, 0u);
   EXPECT_EQ(cache.stats().over_cap, 0u);
