@@ -182,11 +182,13 @@ TEST(ExecCacheGpu, ResultsAreRightThroughHitsAndMissesAndTheCapHolds) {
     ASSERT_LE(cache.stats().entries, 4u);
   }
   const cudag::exec_cache_stats& st = cache.stats();
-  std::printf("exec cache: %llu hits, %llu misses, %llu evictions, %llu trims, %zu MiB charged\n",
+  std::printf("exec cache: %llu exact hits, %llu hits, %llu misses, %llu evictions, %llu trims, %zu MiB charged\n",
+              static_cast<unsigned long long>(st.exact_hits),
               static_cast<unsigned long long>(st.hits), static_cast<unsigned long long>(st.misses),
               static_cast<unsigned long long>(st.evictions), static_cast<unsigned long long>(st.trims),
               st.bytes_in_use / mib);
-  EXPECT_GT(st.hits, 0u);
+  // One spec a topology, "a" outside the shape: the hits are exact (a rebind of "a").
+  EXPECT_GT(st.exact_hits, 0u);
   EXPECT_GT(st.misses, 0u);
   EXPECT_GT(st.evictions, 0u);
   EXPECT_EQ(st.refused_updates, 0u);
@@ -267,9 +269,61 @@ TEST(ExecCacheGpu, AHitRunsTheNewValuesInTheSameExec) {
   expect_all(x.data(), 10.0f, "first");
   cudag::exec& again = cache.acquire(chain("c", 5, 0), three);
   EXPECT_EQ(&e, &again);
-  EXPECT_EQ(cache.stats().hits, 1u);
+  EXPECT_EQ(cache.stats().exact_hits, 1u);  // "a" is no shape: rebound
   poison_buffer(x.data(), stream.get());
   again.launch(stream.get());
   again.synchronize(stream.get());
   expect_all(x.data(), 15.0f, "after the hit");
+}
+
+/// fill(x, 0) -> k0 -> ... -> k3 (x += a), every launch ceil(n / 256) blocks:
+/// elements below n end at 4a, those past it keep what they held.
+static cudag::graph_spec family() {
+  cudag::builder b("family");
+  auto x = b.param<float*>("x");
+  auto n = b.param<int>("n");
+  auto a = b.param<float>("a");
+  const auto shape = cudag::launch(dim3(1), dim3(256)).follow(cudag::launch_dim::grid_x, n, 1, 256);
+  cudag::node_ref last = b.kernel("clear", CUDAG_KERNEL(fill_k), shape, x, 0.0f, n);
+  for (int i = 0; i < 4; ++i) {
+    auto k = b.kernel("k" + std::to_string(i), CUDAG_KERNEL(add_k), shape, x, a, n);
+    b.edge(last, k);
+    last = k;
+  }
+  return b.build();
+}
+
+TEST(ExecCacheGpu, HotShapesInExecsOfTheirOwnAndTheRestByUpdateComputeRight) {
+  CUDAG_REQUIRE_GPU();
+  cudag::device_buffer<float> x(elements);
+  auto stream = cudag::make_stream();
+  cudag::exec_cache_options o;
+  o.stream = stream.get();
+  o.execs_per_topology = 3;
+  cudag::exec_cache cache(o);
+  const cudag::graph_spec spec = family();
+  const int sizes[] = {256, 1024, 1536, 4096, 512};
+  std::mt19937 random(8);
+  for (int step = 0; step < 40; ++step) {
+    const int n = sizes[random() % 5];
+    const float a = static_cast<float>(1 + step % 5);
+    const cudag::binding binds[] = {cudag::bind("x", x.data()), cudag::bind("n", n), cudag::bind("a", a)};
+    cudag::exec& e = cache.acquire(spec, binds);
+    poison_buffer(x.data(), stream.get());
+    e.launch(stream.get());
+    e.synchronize(stream.get());
+    std::vector<float> host(elements, 0.0f);
+    ASSERT_EQ(cudaMemcpy(host.data(), x.data(), elements * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+    for (int i = 0; i < elements; ++i)
+      ASSERT_EQ(host[i], i < n ? 4 * a : poison) << "step " << step << ", n " << n << ", element " << i;
+    ASSERT_LE(cache.count(spec), 3u);
+  }
+  const cudag::exec_cache_stats& st = cache.stats();
+  std::printf("hot shapes: %llu exact hits, %llu hits (updates), %llu misses\n",
+              static_cast<unsigned long long>(st.exact_hits), static_cast<unsigned long long>(st.hits),
+              static_cast<unsigned long long>(st.misses));
+  EXPECT_GT(st.exact_hits, 0u);
+  EXPECT_GT(st.hits, 0u);
+  EXPECT_EQ(st.misses, 3u);
+  EXPECT_EQ(st.refused_updates, 0u);
 }

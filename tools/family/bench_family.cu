@@ -9,7 +9,9 @@
 //             faster raw path for grid changes), and exec setters. cudag:
 //             exec::reshape.
 //   replay:   launch + synchronize after a reshape, against a dedicated
-//             exec of that shape.
+//             exec of that shape; raw execs after updates that leave the
+//             launch as instantiated (what the driver's replay cost follows);
+//             an exec cache holding the hot shapes in execs of their own.
 //   memory:   device memory of the executable graphs (cudaMemGetInfo).
 // Usage: bench_family [kernels] [shapes] [rounds] [--json FILE]
 #include <cstdio>
@@ -21,6 +23,7 @@
 #include "../exec/bench_report.hpp"
 #include "cudag/builder.hpp"
 #include "cudag/exec.hpp"
+#include "cudag/exec_cache.hpp"
 
 namespace {
 
@@ -315,6 +318,40 @@ int main(int argc, char** argv) {
   largest_bindings.push_back(cudag::bind("x", x));
   cudag::exec family_from_largest = cudag::instantiate(spec, largest_bindings);
   (void)family_from_largest.reshape(shape_bindings(batch_of(probe)));
+  // What the replay cost follows: an update that changes nothing; a switch
+  // away and back to the instantiated shape; kernel arguments changed and
+  // changed back with the launch untouched.
+  raw_chain no_change, away_and_back, arguments_only;
+  build_raw(no_change, &x, kernels, batch_of(probe), stream);
+  {
+    cudaGraphExecUpdateResultInfo info{};
+    BENCH_CHECK(cudaGraphExecUpdate(no_change.exec, no_change.graph, &info));
+  }
+  build_raw(away_and_back, &x, kernels, batch_of(probe), stream);
+  switch_by_update(away_and_back, max_batch);
+  switch_by_update(away_and_back, batch_of(probe));
+  build_raw(arguments_only, &x, kernels, batch_of(probe), stream);
+  for (const int count : {elements_of(max_batch), elements_of(batch_of(probe))}) {
+    for (std::size_t k = 0; k < arguments_only.nodes.size(); ++k) {
+      arguments_only.counts[k] = count;
+      const cudaKernelNodeParams p = params_for(arguments_only, k, batch_of(probe));
+      BENCH_CHECK(cudaGraphExecKernelNodeSetParams(arguments_only.exec, arguments_only.nodes[k], &p));
+    }
+  }
+  // An exec cache keeping four shapes an exec each: the probe shape is
+  // acquired among others, then again (an exact hit: its own exec).
+  cudag::exec_cache cache({.execs_per_topology = 4, .stream = stream});
+  const auto cache_bindings = [&](int batch) {
+    auto b = shape_bindings(batch);
+    b.push_back(cudag::bind("x", x));
+    return b;
+  };
+  for (const int s : {probe, 0, shapes - 1, probe + 1}) (void)cache.acquire(spec, cache_bindings(batch_of(s)));
+  cudag::exec& cached = cache.acquire(spec, cache_bindings(batch_of(probe)));
+  if (cache.stats().exact_hits != 1) {
+    std::fprintf(stderr, "bench_family: the exec cache did not hold the probe shape\n");
+    return 1;
+  }
   const std::vector<bench::summary> replay = bench::interleaved(
       rounds * 4, 2,
       {
@@ -350,6 +387,22 @@ int main(int argc, char** argv) {
              family_from_largest.launch(stream);
              BENCH_CHECK(cudaStreamSynchronize(stream));
            }},
+          {[&] {
+             BENCH_CHECK(cudaGraphLaunch(no_change.exec, stream));
+             BENCH_CHECK(cudaStreamSynchronize(stream));
+           }},
+          {[&] {
+             BENCH_CHECK(cudaGraphLaunch(away_and_back.exec, stream));
+             BENCH_CHECK(cudaStreamSynchronize(stream));
+           }},
+          {[&] {
+             BENCH_CHECK(cudaGraphLaunch(arguments_only.exec, stream));
+             BENCH_CHECK(cudaStreamSynchronize(stream));
+           }},
+          {[&] {
+             cached.launch(stream);
+             BENCH_CHECK(cudaStreamSynchronize(stream));
+           }},
       });
   rep.add({"replay after a reshape (launch + synchronize)", "a dedicated exec of that shape", replay[0],
            replay[1], "<= 1.02"});
@@ -365,6 +418,17 @@ int main(int argc, char** argv) {
            "a dedicated exec of that shape", replay[0], replay[6], ""});
   rep.add({"replay after a reshape, family instantiated at its largest shape",
            "a dedicated exec of that shape", replay[0], replay[7], "<= 1.02"});
+  rep.add({"replay of a raw exec after an update that changed nothing", "a dedicated exec of that shape",
+           replay[0], replay[8], ""});
+  rep.add({"replay of a raw exec switched away and back to its instantiated shape",
+           "a dedicated exec of that shape", replay[0], replay[9], ""});
+  rep.add({"replay of a raw exec whose kernel arguments changed and changed back",
+           "a dedicated exec of that shape", replay[0], replay[10], ""});
+  rep.add({"replay of a hot shape from an exec cache (4 execs a topology)",
+           "a dedicated exec of that shape", replay[0], replay[11], "<= 1.02"});
+  rep.verified(verify_shape("exec cache's exec of batch " + std::to_string(batch_of(probe)),
+                            [&](cudaStream_t st) { cached.launch(st); }, stream, x, max_elements,
+                            batch_of(probe), kernels));
   for (const int s : {0, probe, shapes - 1}) {
     (void)family.reshape(shape_bindings(batch_of(s)));
     rep.verified(verify_shape("cudag family reshaped to batch " + std::to_string(batch_of(s)),
@@ -380,6 +444,9 @@ int main(int argc, char** argv) {
   destroy_raw(uploaded);
   destroy_raw(by_setters);
   destroy_raw(from_largest);
+  destroy_raw(no_change);
+  destroy_raw(away_and_back);
+  destroy_raw(arguments_only);
 
   rep.print_table();
   rep.print_verified();
