@@ -118,7 +118,8 @@ inline constexpr auto family = graph(
     kernel<"tile", scale_kernel>(dims(scaled(64, 1, 16), 2, 1), dims(32, rows, 1), out, 1.0f, count),
     kernel<"plain", scale_kernel>(blocks_for(count, 256), dims(256), shared_bytes(128), out, 1.0f,
                                   count),
-    chain<"attn", "tile", "plain">);
+    kernel<"bare", scale_kernel>(count, scaled(count, 1, 8), out, 1.0f, count),
+    chain<"attn", "tile", "plain", "bare">);
 
 inline constexpr name_pair small_edges[] = {{"first", "second"}};
 inline constexpr auto from_table = graph(kernel<"first", scale_kernel>(1, n, out, 1.0f, count),

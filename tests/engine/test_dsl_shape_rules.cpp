@@ -111,6 +111,24 @@ TEST(DslShapeRules, ToSpecWritesTheBuildersShapeRules) {
         << by_dsl.nodes[i].name;
 }
 
+// A parameter or scaled() is a grid or block of its own, in x.
+constexpr auto bare = dsl::graph(dsl::kernel<"bare", scale>(batch, dsl::scaled(seq, 1, 8), out, 1.0f, seq));
+
+TEST(DslShapeRules, AParameterAloneIsARuleInX) {
+  cudag::builder b("graph");
+  auto pbatch = b.param<int>("batch");
+  auto pout = b.param<float*>("out");
+  auto pseq = b.param<int>("seq");
+  b.kernel("bare", cudag::kernel_of(&scale, std::string(dsl::function_name_of<scale>())),
+           cudag::launch(dim3(1), dim3(1))
+               .follow(launch_dim::grid_x, pbatch)
+               .follow(launch_dim::block_x, pseq, 1, 8),
+           pout, 1.0f, pseq);
+  const cudag::spec_diff d = cudag::diff(b.build(), dsl::to_spec(bare));
+  EXPECT_TRUE(d.empty()) << d.text();
+  EXPECT_EQ(std::get<cudag::kernel_node>(dsl::to_spec(bare).nodes[0].params).shape_rules.size(), 2u);
+}
+
 TEST(DslShapeRules, LaunchesFollowTheParametersAsTheBuildersDo) {
   std::string dsl_lowered, dsl_rebound, builder_lowered, builder_rebound;
   std::vector<cudag::rebind_path> dsl_paths, builder_paths;

@@ -287,8 +287,8 @@ template <class Grid>
 [[nodiscard]] constexpr auto grid_entries(const Grid& grid) noexcept {
   if constexpr (is_dims<Grid>) {
     return grid;
-  } else if constexpr (is_count_rule<Grid> &&
-                       (follows_param<Grid> || requires { grid.multiplier; })) {
+  } else if constexpr (named_param<Grid> ||
+                       (is_count_rule<Grid> && (follows_param<Grid> || requires { grid.multiplier; }))) {
     return dims_t<Grid, unit_extent, unit_extent>{grid, {}, {}};
   } else {
     const dim3 g = fixed_grid(grid);
@@ -299,6 +299,8 @@ template <class Block>
 [[nodiscard]] constexpr auto block_entries(const Block& block) noexcept {
   if constexpr (is_dims<Block>) {
     return block;
+  } else if constexpr (named_param<Block> || is_count_rule<Block>) {
+    return dims_t<Block, unit_extent, unit_extent>{block, {}, {}};
   } else {
     const dim3 b(block);
     return dims_t<fixed_extent, fixed_extent, fixed_extent>{{b.x}, {b.y}, {b.z}};
@@ -316,9 +318,8 @@ template <class Shared>
 /// literals are checked where the node is declared.
 template <class Grid, class Block, class Shared>
 inline constexpr bool launch_has_entries =
-    is_dims<Grid> || is_dims<Block> || is_shared_bytes<Shared> || requires(const Grid& g) {
-      g.multiplier;
-    };
+    is_dims<Grid> || is_dims<Block> || is_shared_bytes<Shared> || named_param<Grid> ||
+    named_param<Block> || is_count_rule<Block> || requires(const Grid& g) { g.multiplier; };
 
 /// A kernel node's launch from its grid, block and shared-bytes arguments:
 /// blocks_for of a parameter with a plain block and shared bytes keeps the
@@ -383,10 +384,11 @@ constexpr void check_launch_entries(const Grid& grid, const Block& block, const 
   check_launch_entry<Node, launch_dim::grid_x>(g.x);
   check_launch_entry<Node, launch_dim::grid_y>(g.y);
   check_launch_entry<Node, launch_dim::grid_z>(g.z);
-  if constexpr (is_dims<Block>) {
-    check_launch_entry<Node, launch_dim::block_x>(block.x);
-    check_launch_entry<Node, launch_dim::block_y>(block.y);
-    check_launch_entry<Node, launch_dim::block_z>(block.z);
+  if constexpr (is_dims<Block> || named_param<Block> || is_count_rule<Block>) {
+    const auto b = block_entries(block);
+    check_launch_entry<Node, launch_dim::block_x>(b.x);
+    check_launch_entry<Node, launch_dim::block_y>(b.y);
+    check_launch_entry<Node, launch_dim::block_z>(b.z);
   }
   if constexpr (is_shared_bytes<Shared>) check_launch_entry<Node, launch_dim::shared_bytes>(shared.bytes);
 }
@@ -580,9 +582,10 @@ template <fixed_string Name, class Params, class Function, class Grid, class Blo
 }
 
 /// A node running nvcc kernel `Kernel` (a __global__ function). `grid` and
-/// `block`: a dim3 (or what converts to one), blocks_for(count, per_block),
-/// or dims(x, y, z) whose entries may follow parameters; SharedBytes: the
-/// dynamic shared memory, or pass shared_bytes(...) after the block.
+/// `block`: a dim3 (or what converts to one), an integral parameter,
+/// blocks_for(count, per_block) or scaled(count, multiplier, divisor) (in x),
+/// or dims(x, y, z) of those; SharedBytes: the dynamic shared memory, or
+/// pass shared_bytes(...) after the block.
 template <fixed_string Name, auto Kernel, unsigned SharedBytes = 0, class Grid, class Block,
           class... A>
   requires std::is_pointer_v<decltype(Kernel)> && (!leads_with_shared_bytes<A...>)
