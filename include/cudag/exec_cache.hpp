@@ -6,8 +6,8 @@
 // least recently used ones are evicted to keep under a memory and a count
 // cap.
 //
-//   cudag::exec_cache cache({.memory_cap = 256 << 20, .count_cap = 16, .stream = s,
-//                            .execs_per_topology = 4});
+//   cudag::exec_cache cache({.memory_cap = 256 << 20, .count_cap = 16,
+//                            .execs_per_topology = 4, .stream = s});
 //   cudag::exec& e = cache.acquire(spec_for(batch), binds);   // as is, updated or instantiated
 //   e.launch(s);
 //   cache.stats().exact_hits, .hits, .misses, .evictions, .bytes_in_use
