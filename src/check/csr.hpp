@@ -20,6 +20,8 @@
 #include <utility>
 #include <vector>
 
+#include "large_array.hpp"
+
 namespace cudag::check_detail {
 
 /// Rows of a graph: row v is target[begin[v] .. begin[v + 1]).
@@ -52,15 +54,17 @@ inline csr_rows reverse_csr(std::uint32_t count, const std::uint32_t* begin,
   const std::uint32_t buckets = ((count - 1) >> shift) + 1;
   std::vector<std::uint32_t> bucket_fill(buckets);
   for (std::uint32_t b = 0; b < buckets; ++b) bucket_fill[b] = out.begin[b << shift];
-  std::vector<std::uint64_t> staged(edges);  // (new source << 32) | new target
+  large_array<std::uint64_t> staged(edges);  // (new source << 32) | new target, all written
   for (std::uint32_t v = 0; v < count; ++v) {
     for (std::uint32_t k = begin[v]; k < begin[v + 1]; ++k) {
       const std::uint32_t u = target[k];
       staged[bucket_fill[u >> shift]++] = (static_cast<std::uint64_t>(u) << 32) | v;
     }
   }
-  for (const std::uint64_t e : staged)
+  for (std::uint32_t k = 0; k < edges; ++k) {
+    const std::uint64_t e = staged[k];
     out.target[fill[static_cast<std::uint32_t>(e >> 32)]++] = static_cast<std::uint32_t>(e);
+  }
   return out;
 }
 

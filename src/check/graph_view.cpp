@@ -80,7 +80,9 @@ csr_rows graph_view::build_edges() {
   const auto resolved = [&](std::size_t v, std::size_t k, std::uint32_t u) {
     const std::size_t first = first_slot_[v];
     bool repeated = false;
-    if (nodes[v].deps.size() <= scan_limit) {
+    // The list's length from first_slot_, not from the node: a large
+    // graph's nodes are far from the cache by now.
+    if (first_slot_[v + 1] - first <= scan_limit) {
       for (std::size_t s = first; s < first + k; ++s) repeated |= dependency[s] == u;
     } else {
       if (last_listed_by.empty()) last_listed_by.assign(nodes.size(), 0);
@@ -92,14 +94,16 @@ csr_rows graph_view::build_edges() {
                         {path(u), path(v)});
     }
     dependency[first + k] = u;
+    declared_in_order_ &= u < v;
   };
   const auto unknown = [&](std::size_t v, std::size_t k) {
     throw_unknown_dependency(static_cast<std::uint32_t>(v), nodes[v].deps[k]);
   };
   if (hinted_)
-    resolve_hinted(index_by_name_, nodes, spec_->dependency_hints, resolved, unknown);
+    resolve_hinted(index_by_name_, nodes, first_slot_.data(), spec_->dependency_hints, resolved,
+                   unknown);
   else
-    resolve_dependencies(index_by_name_, nodes, resolved, unknown);
+    resolve_dependencies(index_by_name_, nodes, first_slot_.data(), resolved, unknown);
   csr_rows dependents = reverse_csr(count, rows.begin.data(), rows.target.data());
   dependencies_ = adopt_csr<dependency_graph>(count, std::move(rows));
   return dependents;

@@ -107,6 +107,7 @@ class graph_view {
   dependent_graph dependents_;
   std::size_t edge_count_ = 0;
   bool hinted_ = false;  // resolve through graph_spec::dependency_hints
+  bool declared_in_order_ = true;  // every dependency declared before its dependent
   std::vector<std::uint32_t> first_slot_;
   std::vector<std::size_t> order_;
   std::vector<std::uint32_t> rank_;

@@ -81,9 +81,11 @@ class ready_set {
 /// Each emitted node decrements a counter of each of its dependents, at
 /// random: the counters are bytes (a million nodes' fit in a core's cache
 /// where 32-bit ones do not), with the rare node of 255 dependencies or more
-/// counted in a side array. The row of the next node to emit (the lowest
-/// ready one, unless the current one readies a lower one) is fetched while
-/// the current one is emitted.
+/// counted in a side array. A node's row is found in two dependent loads
+/// (its start in dependents_begin, then the row), each a miss in a large
+/// graph: the first is prefetched when the node becomes ready, the second
+/// for the next node to emit (the lowest ready one, unless the current one
+/// readies a lower one) while the current one is emitted.
 template <class Order>
 bool kahn_order(std::uint32_t count, const std::uint32_t* dep_begin,
                 const std::uint32_t* dependents_begin, const std::uint32_t* dependents,
@@ -106,7 +108,9 @@ bool kahn_order(std::uint32_t count, const std::uint32_t* dep_begin,
   // kept out of the set (the next to emit), the set left untouched.
   constexpr std::uint32_t none = ~0u;
   std::uint32_t sole = none;
+  const bool prefetch = count > 4096;  // below, the rows are in cache
   const auto make_ready = [&](std::uint32_t w) {
+    if (prefetch) __builtin_prefetch(dependents_begin + w);
     if (ready.empty()) {
       if (sole == none) {
         sole = w;
@@ -117,7 +121,6 @@ bool kahn_order(std::uint32_t count, const std::uint32_t* dep_begin,
     }
     ready.insert(w);
   };
-  const bool prefetch = count > 4096;  // below, the rows are in cache
   std::uint32_t emitted = 0;
   for (;;) {
     std::uint32_t u = sole;
@@ -142,6 +145,17 @@ bool kahn_order(std::uint32_t count, const std::uint32_t* dep_begin,
     }
   }
   return emitted == count;
+}
+
+/// Kahn's order where every node's dependencies were declared before it:
+/// then node v is ready once 0..v-1 are emitted, and no node before it is
+/// left, so the order is the declaration's (a builder declares nodes so).
+/// Appends 0..count-1 to `order`, skipping the reversed graph and the ready
+/// set; callers tell this case while resolving names, at no cost.
+template <class Order>
+void in_declaration_order(std::uint32_t count, Order& order) {
+  order.reserve(order.size() + count);
+  for (std::uint32_t v = 0; v < count; ++v) order.push_back(v);
 }
 
 }  // namespace cudag::check_detail

@@ -4,10 +4,13 @@
 // index, 28 bits of the name's hash with its length (up to 15), and the
 // name's first 8 bytes. A name of 8 bytes or fewer is decided by its slot
 // alone; a longer one is compared with the node's name only when hash bits,
-// length class and first bytes all agree. A lookup thus touches one slot,
-// and resolve_dependencies() hashes a batch of dependencies ahead and
-// prefetches their slots, so that the cache misses of a large graph's lookups
-// overlap.
+// length class and first bytes all agree. A lookup thus touches one slot.
+// A large graph's dependencies are resolved in two passes: the first reads
+// every dependency name (each node's list is its own heap allocation: a miss
+// a list, fetched well ahead) into a fingerprint by slot, the second looks
+// them up from the fingerprints, prefetching slots a few lookups ahead, so
+// that neither pass's misses wait on the other's. The table is a
+// large_array: in huge pages where the system grants them.
 #include <algorithm>
 #include <bit>
 #include <cstddef>
@@ -20,6 +23,7 @@
 #include <vector>
 
 #include "cudag/spec.hpp"
+#include "large_array.hpp"
 
 namespace cudag::check_detail {
 
@@ -28,14 +32,14 @@ class name_index {
   name_index() = default;
   /// Indexes nothing yet; names are read from `nodes`, which must outlive it.
   explicit name_index(const std::vector<node>& nodes)
-      : nodes_(&nodes), slots_(std::bit_ceil(std::max<std::size_t>(2 * nodes.size(), 16))) {
+      : nodes_(&nodes), slots_(std::bit_ceil(std::max<std::size_t>(2 * nodes.size(), 16)), slot{}) {
     mask_ = slots_.size() - 1;
   }
   /// With `fingerprints`, insert() also keeps each node's fingerprint_of()
   /// by index, for names_node(), past the caches (a small graph's names
   /// are compared in place).
   name_index(const std::vector<node>& nodes, bool fingerprints) : name_index(nodes) {
-    if (fingerprints && nodes.size() > 4096) fingerprints_.resize(nodes.size());
+    if (fingerprints && nodes.size() > 4096) fingerprints_ = large_array<std::uint64_t>(nodes.size(), 0);
   }
 
   /// A name in a word: the name itself, zero-padded, with its length in the
@@ -72,13 +76,25 @@ class name_index {
 
   /// hash_of() with the name's prefix_of() already computed.
   [[nodiscard]] static std::uint64_t hash_of(std::string_view name, std::uint64_t prefix) noexcept {
-    std::uint64_t h = 0x9E3779B97F4A7C15ull ^ (name.size() * 0xFF51AFD7ED558CCDull);
-    if (name.size() < 8) return mix(h ^ prefix);
+    if (name.size() < 8) return short_hash(name.size(), prefix);
+    std::uint64_t h = seed_of(name.size());
     const char* at = name.data();
     std::size_t left = name.size();
     for (; left >= 8; left -= 8, at += 8) h = mix(h ^ load8(at));
     if (left > 0) h = mix(h ^ load8(name.data() + name.size() - 8));
     return mix(h);
+  }
+
+  /// True when `fingerprint` is that of a name of up to 7 bytes (which it
+  /// then identifies).
+  [[nodiscard]] static bool is_short(std::uint64_t fingerprint) noexcept {
+    return (fingerprint >> 56) <= 7;
+  }
+  /// hash_of() the name whose fingerprint_of() is `fingerprint`, which
+  /// is_short().
+  [[nodiscard]] static std::uint64_t hash_of_short(std::uint64_t fingerprint) noexcept {
+    constexpr std::uint64_t low7 = 0x00FFFFFFFFFFFFFFull;
+    return short_hash(static_cast<std::size_t>(fingerprint >> 56), fingerprint & low7);
   }
 
   /// The first min(size, 8) bytes of `name`, zero-padded, in a word.
@@ -142,6 +158,27 @@ class name_index {
     }
   }
 
+  /// find() of the name whose fingerprint_of() is `fingerprint`, which
+  /// is_short(), and whose hash_of() is `hash`: decided by the slots alone.
+  [[nodiscard]] std::optional<std::uint32_t> find_short(std::uint64_t fingerprint,
+                                                        std::uint64_t hash) const noexcept {
+    if (!nodes_) return std::nullopt;
+    constexpr std::uint64_t low7 = 0x00FFFFFFFFFFFFFFull;
+    const std::uint32_t tag = tag_of(hash, static_cast<std::size_t>(fingerprint >> 56));
+    const std::uint64_t prefix = fingerprint & low7;
+    for (std::size_t at = hash & mask_;; at = (at + 1) & mask_) {
+      const slot& s = slots_[at];
+      if (s.index == empty) return std::nullopt;
+      if (s.tag == tag && s.prefix == prefix) return s.index;
+    }
+  }
+
+  /// True when fingerprints are kept and node `index` has `fingerprint`.
+  [[nodiscard]] bool has_fingerprint(std::uint32_t index, std::uint64_t fingerprint) const noexcept {
+    return index < fingerprints_.size() && fingerprints_[index] == fingerprint;
+  }
+  [[nodiscard]] bool keeps_fingerprints() const noexcept { return !fingerprints_.empty(); }
+
   void prefetch(std::uint64_t hash) const noexcept {
     if (!slots_.empty()) __builtin_prefetch(&slots_[hash & mask_]);
   }
@@ -157,6 +194,13 @@ class name_index {
     std::uint32_t word;
     std::memcpy(&word, p, 4);
     return word;
+  }
+  static std::uint64_t seed_of(std::size_t size) noexcept {
+    return 0x9E3779B97F4A7C15ull ^ (size * 0xFF51AFD7ED558CCDull);
+  }
+  // hash_of() a name of `size` < 8 bytes whose prefix_of() is `prefix`.
+  static std::uint64_t short_hash(std::size_t size, std::uint64_t prefix) noexcept {
+    return mix(seed_of(size) ^ prefix);
   }
   static std::uint64_t mix(std::uint64_t x) noexcept {  // splitmix64's finaliser
     x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -184,9 +228,9 @@ class name_index {
   // The table holds at most nodes.size() names in twice as many slots, so
   // probing always meets an empty slot.
   const std::vector<node>* nodes_ = nullptr;
-  std::vector<slot> slots_;
+  large_array<slot> slots_;
   std::size_t mask_ = 0;
-  std::vector<std::uint64_t> fingerprints_;  // by node index, when kept
+  large_array<std::uint64_t> fingerprints_;  // by node index, when kept
 };
 
 /// Inserts every node of `nodes` into `names`, in declaration order: calls
@@ -221,14 +265,91 @@ void index_all(name_index& names, const std::vector<node>& nodes, Before&& befor
   }
 }
 
+/// Each dependency's name_index::fingerprint_of() by slot (node v's k-th
+/// dependency at dep_begin[v] + k), in one pass over the nodes. Each node's
+/// list of names is its own allocation, somewhere in the heap: reading them
+/// is a cache and TLB miss a list, which is most of what resolving a large
+/// graph costs. So the lists are fetched well ahead, in two stages (a node's
+/// `deps` member, then the list it points to), and nothing else waits on
+/// them: the table is probed in a second pass, from the fingerprints alone
+/// for names of up to 7 bytes.
+inline large_array<std::uint64_t> dependency_fingerprints(const std::vector<node>& nodes,
+                                                          const std::uint32_t* dep_begin) {
+  const std::size_t count = nodes.size();
+  large_array<std::uint64_t> keys(dep_begin[count]);
+  constexpr std::size_t lists_ahead = 16;
+  constexpr std::size_t nodes_ahead = 4 * lists_ahead;
+  for (std::size_t v = 0; v < count; ++v) {
+    if (v + nodes_ahead < count) __builtin_prefetch(&nodes[v + nodes_ahead].deps);
+    if (v + lists_ahead < count) {
+      const auto& ahead = nodes[v + lists_ahead].deps;
+      const char* list = reinterpret_cast<const char*>(ahead.data());
+      const std::size_t bytes = std::min<std::size_t>(ahead.size() * sizeof(std::string), 512);
+      for (std::size_t at = 0; at < bytes; at += 64) __builtin_prefetch(list + at);
+    }
+    std::uint64_t* out = keys.data() + dep_begin[v];
+    for (const std::string& name : nodes[v].deps)
+      *out++ = name_index::fingerprint_of(name, name_index::prefix_of(name));
+  }
+  return keys;
+}
+
+/// Resolves every dependency of `nodes` from its fingerprint `keys[slot]`
+/// (dependency_fingerprints()), calling resolved(v, k, index) or
+/// unknown(v, k) in order as resolve_dependencies() does. A name of up to 7
+/// bytes is found from its fingerprint alone; a longer one is read again and
+/// looked up by name. With `hints` (one per slot; `names` keeps
+/// fingerprints), a hinted node whose fingerprint, and past 7 bytes whose
+/// name, equals the dependency's is taken without a lookup. Lookups (or
+/// hinted fingerprints) are prefetched a few slots ahead.
+template <class Resolved, class Unknown>
+void lookup_fingerprints(const name_index& names, const std::vector<node>& nodes,
+                         const std::uint32_t* dep_begin, const std::uint64_t* keys,
+                         const std::uint32_t* hints, Resolved&& resolved, Unknown&& unknown) {
+  const std::size_t count = nodes.size();
+  const std::size_t total = dep_begin[count];
+  constexpr std::size_t ahead = 16;  // slots, a power of two
+  std::uint64_t hashes[ahead] = {};
+  const auto look_ahead = [&](std::size_t s) {
+    if (hints) names.prefetch_fingerprint(hints[s]);
+    if (name_index::is_short(keys[s])) {
+      hashes[s % ahead] = name_index::hash_of_short(keys[s]);
+      if (!hints) names.prefetch(hashes[s % ahead]);
+    }
+  };
+  for (std::size_t s = 0; s < std::min(ahead, total); ++s) look_ahead(s);
+  for (std::size_t v = 0; v < count; ++v) {
+    const std::size_t first = dep_begin[v], last = dep_begin[v + 1];
+    for (std::size_t s = first; s < last; ++s) {
+      const std::uint64_t key = keys[s];
+      const std::uint64_t hash = hashes[s % ahead];
+      if (s + ahead < total) look_ahead(s + ahead);
+      const bool is_short = name_index::is_short(key);
+      if (hints && names.has_fingerprint(hints[s], key) &&
+          (is_short || nodes[hints[s]].name == nodes[v].deps[s - first])) {
+        resolved(v, s - first, hints[s]);
+        continue;
+      }
+      const std::optional<std::uint32_t> found =
+          is_short ? names.find_short(key, hash) : names.find(nodes[v].deps[s - first]);
+      if (found)
+        resolved(v, s - first, *found);
+      else
+        unknown(v, s - first);
+    }
+  }
+}
+
 /// Resolves every dependency name of `nodes` through `names`, in order (node
 /// by node, each node's dependencies in their declared order): calls
 /// resolved(v, k, index) for dependency k of node v, or unknown(v, k) when no
 /// node has that name (unknown may throw; if it returns, resolution goes on).
-/// Hashes run a few dependencies ahead of the lookups, which prefetch.
+/// `dep_begin` holds each node's first dependency slot (nodes.size() + 1
+/// entries). Past the caches, the dependencies' fingerprints are read first
+/// (dependency_fingerprints()), then looked up (lookup_fingerprints()).
 template <class Resolved, class Unknown>
 void resolve_dependencies(const name_index& names, const std::vector<node>& nodes,
-                          Resolved&& resolved, Unknown&& unknown) {
+                          const std::uint32_t* dep_begin, Resolved&& resolved, Unknown&& unknown) {
   // Chains name the node declared just before: it is tried before the table.
   // Its name's length and prefix are taken once a node, each dependency's
   // prefix once.
@@ -264,59 +385,8 @@ void resolve_dependencies(const name_index& names, const std::vector<node>& node
     }
     return;
   }
-  // Two passes over each batch of dependencies: the first fetches their
-  // strings (each node's list is its own allocation: fetched a few nodes
-  // ahead), hashes them and prefetches their slots, so that a batch's cache
-  // misses are all in flight at once; the second finds them in cache.
-  constexpr std::size_t batch = 1024;
-  constexpr std::size_t lists_ahead = 8;
-  std::vector<std::uint64_t> hashes(batch), prefixes(batch);
-  const std::size_t count = nodes.size();
-  std::size_t node_a = 0, dep_a = 0;  // the next dependency to hash
-  std::size_t node_b = 0, dep_b = 0;  // the next dependency to look up
-  while (node_b < count) {
-    std::size_t hashed = 0;
-    while (node_a < count && hashed < batch) {
-      if (dep_a == 0 && node_a + lists_ahead < count) {
-        const char* list = reinterpret_cast<const char*>(nodes[node_a + lists_ahead].deps.data());
-        __builtin_prefetch(list);
-        __builtin_prefetch(list + 64);
-        __builtin_prefetch(list + 128);
-      }
-      const auto& deps = nodes[node_a].deps;
-      for (; dep_a < deps.size() && hashed < batch; ++dep_a, ++hashed) {
-        const std::uint64_t prefix = name_index::prefix_of(deps[dep_a]);
-        const std::uint64_t hash = name_index::hash_of(deps[dep_a], prefix);
-        names.prefetch(hash);
-        hashes[hashed] = hash;
-        prefixes[hashed] = prefix;
-      }
-      if (dep_a < deps.size()) break;  // the batch ends inside this node's list
-      ++node_a;
-      dep_a = 0;
-    }
-    previous_name previous = previous_of(node_b);
-    for (std::size_t i = 0; i < hashed; ++i) {
-      while (dep_b == nodes[node_b].deps.size()) {
-        ++node_b;
-        dep_b = 0;
-        previous = previous_of(node_b);
-      }
-      const std::string& name = nodes[node_b].deps[dep_b];
-      if (is_previous(previous, node_b, name, prefixes[i]))
-        resolved(node_b, dep_b, static_cast<std::uint32_t>(node_b - 1));
-      else if (auto found = names.find(name, hashes[i], prefixes[i]))
-        resolved(node_b, dep_b, *found);
-      else
-        unknown(node_b, dep_b);
-      ++dep_b;
-    }
-    // Past the nodes whose lists are done, those without dependencies too.
-    while (node_b < count && dep_b == nodes[node_b].deps.size()) {
-      ++node_b;
-      dep_b = 0;
-    }
-  }
+  const large_array<std::uint64_t> keys = dependency_fingerprints(nodes, dep_begin);
+  lookup_fingerprints(names, nodes, dep_begin, keys.data(), nullptr, resolved, unknown);
 }
 
 /// True when `hints` (graph_spec::dependency_hints) has one entry per
@@ -332,29 +402,24 @@ void resolve_dependencies(const name_index& names, const std::vector<node>& node
 /// fingerprint, and past 7 bytes the whole name, equal) is resolved to it
 /// without hashing; any other is looked up by name. Names being unique
 /// (index_all() refused duplicates first), a hint that passes is the node the
-/// name lookup would find. Past the caches, fingerprints are prefetched a
-/// few dependencies ahead (the hints are read in order) and each node's
-/// list a few nodes ahead.
+/// name lookup would find. Past the caches (where `names` keeps
+/// fingerprints) the two passes of resolve_dependencies() run, the second
+/// comparing each hinted node's fingerprint (prefetched a few slots ahead)
+/// instead of probing the table.
 template <class Resolved, class Unknown>
 void resolve_hinted(const name_index& names, const std::vector<node>& nodes,
-                    const std::vector<std::uint32_t>& hints, Resolved&& resolved,
-                    Unknown&& unknown) {
+                    const std::uint32_t* dep_begin, const std::vector<std::uint32_t>& hints,
+                    Resolved&& resolved, Unknown&& unknown) {
   const std::size_t count = nodes.size();
-  const bool far = count > 4096;
-  constexpr std::size_t hints_ahead = 32;
-  constexpr std::size_t lists_ahead = 8;
-  const std::size_t total = hints.size();
+  if (names.keeps_fingerprints()) {  // past the caches
+    const large_array<std::uint64_t> keys = dependency_fingerprints(nodes, dep_begin);
+    lookup_fingerprints(names, nodes, dep_begin, keys.data(), hints.data(), resolved, unknown);
+    return;
+  }
   std::size_t slot = 0;
   for (std::size_t v = 0; v < count; ++v) {
-    if (far && v + lists_ahead < count) {
-      const char* list = reinterpret_cast<const char*>(nodes[v + lists_ahead].deps.data());
-      __builtin_prefetch(list);
-      __builtin_prefetch(list + 64);
-      __builtin_prefetch(list + 128);
-    }
     const auto& deps = nodes[v].deps;
     for (std::size_t k = 0; k < deps.size(); ++k, ++slot) {
-      if (far && slot + hints_ahead < total) names.prefetch_fingerprint(hints[slot + hints_ahead]);
       const std::string& name = deps[k];
       const std::uint64_t prefix = name_index::prefix_of(name);
       const std::uint32_t hinted = hints[slot];

@@ -14,6 +14,12 @@ namespace check_detail {
 
 void graph_view::order_nodes(const csr_rows& dependents) {
   const std::uint32_t count = static_cast<std::uint32_t>(size());
+  if (declared_in_order_) {
+    in_declaration_order(count, order_);
+    rank_.resize(count);
+    for (std::uint32_t v = 0; v < count; ++v) rank_[v] = v;
+    return;
+  }
   const bool complete = kahn_order(count, first_slot_.data(), dependents.begin.data(),
                                    dependents.target.data(), order_);
   if (!complete) throw_cycle();
@@ -91,14 +97,20 @@ dependency_plan plan_dependencies(const graph_spec& spec) {
   index_all(names, spec.nodes, [](std::uint32_t) {}, [&](std::uint32_t, std::uint32_t) { report(); });
 
   plan.deps.resize(plan.dep_begin[count]);
+  bool declared_in_order = true;  // every dependency declared before its dependent
   const auto resolved = [&](std::size_t v, std::size_t k, std::uint32_t u) {
     plan.deps[plan.dep_begin[v] + k] = u;
+    declared_in_order &= u < v;
   };
   const auto unknown = [&](std::size_t, std::size_t) { report(); };
   if (hinted)
-    resolve_hinted(names, spec.nodes, spec.dependency_hints, resolved, unknown);
+    resolve_hinted(names, spec.nodes, plan.dep_begin.data(), spec.dependency_hints, resolved, unknown);
   else
-    resolve_dependencies(names, spec.nodes, resolved, unknown);
+    resolve_dependencies(names, spec.nodes, plan.dep_begin.data(), resolved, unknown);
+  if (declared_in_order) {  // Kahn's order is the declaration's: see in_declaration_order()
+    in_declaration_order(count, plan.order);
+    return plan;
+  }
   const csr_rows dependents = reverse_csr(count, plan.dep_begin.data(), plan.deps.data());
   const bool complete = kahn_order(count, plan.dep_begin.data(), dependents.begin.data(),
                                    dependents.target.data(), plan.order);

@@ -4,9 +4,12 @@
 
 #include <algorithm>
 #include <random>
+#include <map>
 #include <set>
 #include <unordered_map>
 
+#include "../../src/check/checked_plan.hpp"
+#include "cudag/bindings.hpp"
 #include "spec_helpers.hpp"
 
 namespace cudag {
@@ -217,6 +220,148 @@ TEST(CheckStructure, TopologicalOrderMatchesIndependentOracleOnRandomDags) {
     SCOPED_TRACE(std::to_string(count) + " nodes");
     expect_valid_topological_order(g, order);
     EXPECT_EQ(order, lowest_declared_ready_first(g));
+  }
+}
+
+// Past 4096 nodes the library resolves names in two passes (fingerprints of
+// every dependency, then lookups) and a graph whose every dependency is
+// declared before its dependent skips Kahn's algorithm. The oracle here is
+// Kahn's algorithm over a std::set of ready nodes, names through a std::map.
+std::vector<std::size_t> lowest_ready_first_by_set(const graph_spec& g) {
+  std::map<std::string, std::size_t> index;
+  for (std::size_t i = 0; i < g.nodes.size(); ++i) index[g.nodes[i].name] = i;
+  std::vector<std::vector<std::size_t>> dependents(g.nodes.size());
+  std::vector<std::size_t> waiting(g.nodes.size());
+  std::set<std::size_t> ready;
+  for (std::size_t v = 0; v < g.nodes.size(); ++v) {
+    for (const std::string& d : g.nodes[v].deps) dependents[index.at(d)].push_back(v);
+    waiting[v] = g.nodes[v].deps.size();
+    if (waiting[v] == 0) ready.insert(v);
+  }
+  std::vector<std::size_t> order;
+  while (!ready.empty()) {
+    const std::size_t u = *ready.begin();
+    ready.erase(ready.begin());
+    order.push_back(u);
+    for (const std::size_t w : dependents[u])
+      if (--waiting[w] == 0) ready.insert(w);
+  }
+  return order;
+}
+
+// Names of four kinds: up to 7 bytes (told by their fingerprint alone),
+// exactly 8, longer, and with a NUL byte.
+std::string large_graph_name(std::size_t i) {
+  std::string digits = std::to_string(i);
+  switch (i % 4) {
+    case 0: return "n" + digits;
+    case 1: return "k" + std::string(7 - std::min<std::size_t>(digits.size(), 7), '0') + digits;
+    case 2: return "long_name_" + digits;
+    default: return std::string("z\0", 2) + digits;
+  }
+}
+
+enum class declared { shuffled, in_order, in_order_but_one };
+
+graph_spec large_graph(std::size_t count, declared how, std::uint64_t seed) {
+  std::mt19937_64 random(seed);
+  std::vector<std::size_t> declared_at(count);
+  for (std::size_t i = 0; i < count; ++i) declared_at[i] = i;
+  if (how == declared::shuffled) std::shuffle(declared_at.begin(), declared_at.end(), random);
+  graph_spec g;
+  for (std::size_t i = 0; i < count; ++i) g.nodes.push_back(empty(large_graph_name(i)));
+  std::set<std::pair<std::size_t, std::size_t>> taken;
+  std::uniform_int_distribution<std::size_t> position(0, count - 1);
+  for (std::size_t e = 0; e < 3 * count; ++e) {
+    std::size_t a = position(random), b = position(random);
+    if (a == b) continue;
+    if (a > b) std::swap(a, b);
+    if (!taken.insert({a, b}).second) continue;
+    g.nodes[declared_at[b]].deps.push_back(g.nodes[declared_at[a]].name);
+  }
+  // One node of many dependencies (past the short lists scanned for
+  // repeats), late in the hidden order, named without a NUL byte.
+  std::size_t many = count - 1;
+  while (declared_at[many] % 4 == 3) --many;
+  for (std::size_t a = 0; a < 40; ++a)
+    if (taken.insert({a, many}).second)
+      g.nodes[declared_at[many]].deps.push_back(g.nodes[declared_at[a]].name);
+  if (how == declared::in_order_but_one) {
+    // Node 1 waits on a node declared after it (and last).
+    g.nodes.push_back(empty("late"));
+    g.nodes[1].deps.push_back("late");
+  }
+  return g;
+}
+
+TEST(CheckStructure, LargeGraphsMatchTheOracleDeclaredInAnyOrder) {
+  for (const declared how : {declared::shuffled, declared::in_order, declared::in_order_but_one}) {
+    for (const std::size_t count : {5000u, 20000u}) {
+      graph_spec g = large_graph(count, how, count + static_cast<std::size_t>(how));
+      SCOPED_TRACE(std::to_string(count) + " nodes, declared " +
+                   std::to_string(static_cast<int>(how)));
+      const std::vector<std::size_t> expected = lowest_ready_first_by_set(g);
+      ASSERT_EQ(expected.size(), g.nodes.size());
+      if (how == declared::in_order) {
+        for (std::size_t i = 0; i < count; ++i) ASSERT_EQ(expected[i], i);
+      } else {
+        EXPECT_NE(expected[1], 1u);  // node 1 waits for a node declared after it
+      }
+      std::map<std::string, std::uint32_t> index;
+      for (std::size_t i = 0; i < g.nodes.size(); ++i)
+        index[g.nodes[i].name] = static_cast<std::uint32_t>(i);
+      std::vector<std::uint32_t> expected_deps;
+      for (const node& n : g.nodes)
+        for (const std::string& d : n.deps) expected_deps.push_back(index.at(d));
+
+      EXPECT_EQ(topological_order(g), expected);
+      EXPECT_NO_THROW(check(g));
+      const auto plans = check_detail::check_and_plan(g, std::span<const binding>{});
+      EXPECT_EQ(plans.at(&g).order, std::vector<std::uint32_t>(expected.begin(), expected.end()));
+      EXPECT_EQ(plans.at(&g).deps, expected_deps);
+      g.dependency_hints = expected_deps;  // as the builder gives them
+      EXPECT_EQ(topological_order(g), expected);
+      const auto hinted = check_detail::check_and_plan(g, std::span<const binding>{});
+      EXPECT_EQ(hinted.at(&g).deps, expected_deps);
+    }
+  }
+}
+
+TEST(CheckStructure, LargeGraphsRefuseWithTheSameTexts) {
+  for (const declared how : {declared::shuffled, declared::in_order}) {
+    const graph_spec base = large_graph(6000, how, 5);
+    for (const std::string& ghost : {std::string("n999999"), std::string("k9999999"),
+                                     std::string("long_name_999999"), std::string("k0000001x")}) {
+      graph_spec g = base;
+      g.nodes[3000].deps.push_back(ghost);
+      expect_rejected([&] { check(g); },
+                      {"node '" + g.nodes[3000].name + "' depends on '" + ghost +
+                       "', which is not a node of the top-level graph"},
+                      {g.nodes[3000].name, ghost});
+      EXPECT_THROW((void)topological_order(g), check_error);
+    }
+    // A repeated dependency, in a short list and in the long one (names
+    // without a NUL byte, which would end what()).
+    const auto plain = [](const std::string& name) { return name.find('\0') == std::string::npos; };
+    for (const bool long_list : {false, true}) {
+      graph_spec g = base;
+      std::size_t at = 0;
+      std::string repeated;
+      for (; at < g.nodes.size(); ++at) {
+        const node& n = g.nodes[at];
+        if (!plain(n.name) || (n.deps.size() > 16) != long_list) continue;
+        const auto dep = std::find_if(n.deps.begin(), n.deps.end(), plain);
+        if (dep == n.deps.end()) continue;
+        repeated = *dep;
+        break;
+      }
+      ASSERT_LT(at, g.nodes.size());
+      g.nodes[at].deps.push_back(repeated);
+      expect_rejected([&] { check(g); },
+                      {"node '" + g.nodes[at].name + "' lists its dependency '" + repeated +
+                       "' twice"},
+                      {repeated, g.nodes[at].name});
+    }
   }
 }
 
