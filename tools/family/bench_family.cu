@@ -360,58 +360,26 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_family: the exec cache did not hold the probe shape\n");
     return 1;
   }
-  const std::vector<bench::summary> replay = bench::interleaved(
-      rounds * 4, 2,
-      {
-          {[&] {
-             BENCH_CHECK(cudaGraphLaunch(dedicated.exec, stream));
-             BENCH_CHECK(cudaStreamSynchronize(stream));
-           }},
-          {[&] {
-             family.launch(stream);
-             BENCH_CHECK(cudaStreamSynchronize(stream));
-           }},
-          {[&] {
-             cudag_dedicated.launch(stream);
-             BENCH_CHECK(cudaStreamSynchronize(stream));
-           }},
-          {[&] {
-             BENCH_CHECK(cudaGraphLaunch(switched.exec, stream));
-             BENCH_CHECK(cudaStreamSynchronize(stream));
-           }},
-          {[&] {
-             BENCH_CHECK(cudaGraphLaunch(uploaded.exec, stream));
-             BENCH_CHECK(cudaStreamSynchronize(stream));
-           }},
-          {[&] {
-             BENCH_CHECK(cudaGraphLaunch(by_setters.exec, stream));
-             BENCH_CHECK(cudaStreamSynchronize(stream));
-           }},
-          {[&] {
-             BENCH_CHECK(cudaGraphLaunch(from_largest.exec, stream));
-             BENCH_CHECK(cudaStreamSynchronize(stream));
-           }},
-          {[&] {
-             family_from_largest.launch(stream);
-             BENCH_CHECK(cudaStreamSynchronize(stream));
-           }},
-          {[&] {
-             BENCH_CHECK(cudaGraphLaunch(no_change.exec, stream));
-             BENCH_CHECK(cudaStreamSynchronize(stream));
-           }},
-          {[&] {
-             BENCH_CHECK(cudaGraphLaunch(away_and_back.exec, stream));
-             BENCH_CHECK(cudaStreamSynchronize(stream));
-           }},
-          {[&] {
-             BENCH_CHECK(cudaGraphLaunch(arguments_only.exec, stream));
-             BENCH_CHECK(cudaStreamSynchronize(stream));
-           }},
-          {[&] {
-             cached.launch(stream);
-             BENCH_CHECK(cudaStreamSynchronize(stream));
-           }},
-      });
+  // Each replay side: one launch of a graph, then a synchronize.
+  const auto replay_raw = [&](const raw_chain& c) {
+    return bench::side{[&c, stream] {
+      BENCH_CHECK(cudaGraphLaunch(c.exec, stream));
+      BENCH_CHECK(cudaStreamSynchronize(stream));
+    }};
+  };
+  const auto replay_cudag = [&](cudag::exec& e) {
+    return bench::side{[&e, stream] {
+      e.launch(stream);
+      BENCH_CHECK(cudaStreamSynchronize(stream));
+    }};
+  };
+  const std::vector<bench::summary> replay =
+      bench::interleaved(rounds * 4, 2,
+                         {replay_raw(dedicated), replay_cudag(family), replay_cudag(cudag_dedicated),
+                          replay_raw(switched), replay_raw(uploaded), replay_raw(by_setters),
+                          replay_raw(from_largest), replay_cudag(family_from_largest),
+                          replay_raw(no_change), replay_raw(away_and_back), replay_raw(arguments_only),
+                          replay_cudag(cached)});
   rep.add({"replay after a reshape (launch + synchronize)", "a dedicated exec of that shape", replay[0],
            replay[1], "<= 1.02"});
   rep.add({"replay of a cudag exec instantiated at that shape", "a dedicated exec of that shape",
