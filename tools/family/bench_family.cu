@@ -14,6 +14,7 @@
 //             an exec cache holding the hot shapes in execs of their own.
 //   memory:   device memory of the executable graphs (cudaMemGetInfo).
 // Usage: bench_family [kernels] [shapes] [rounds] [--json FILE]
+#include <chrono>
 #include <cstdio>
 #include <functional>
 #include <optional>
@@ -283,8 +284,8 @@ int main(int argc, char** argv) {
              (void)family.reshape(shape_bindings(batch_of(next(cudag_shape))));
              family.set_rebind_policy(cudag::rebind_policy::automatic);
            }},
-          // The raw update path again, on a second exec, in the last place
-          // of each round: how much a path's place in the round weighs.
+          // The raw update path again, on a second exec built the same way:
+          // how far one raw exec's figure is from another's.
           {[&] { switch_by_update(switched_last, batch_of(next(last_shape))); }},
       });
   rep.add({"switch to another shape", "template setters + cudaGraphExecUpdate", one_switch[0],
@@ -294,9 +295,36 @@ int main(int argc, char** argv) {
            one_switch[0], one_switch[3], ""});
   rep.add({"switch, cudag forced to exec setters", "one exec setter a node", one_switch[1],
            one_switch[4], ""});
-  rep.add({"switch, raw update path timed last in each round", "template setters + cudaGraphExecUpdate",
+  rep.add({"switch, the raw update path on a second, identical raw exec", "template setters + cudaGraphExecUpdate",
            one_switch[0], one_switch[5], ""});
   destroy_raw(switched_last);
+
+  // ---- one switch, timed in series ---------------------------------------
+  // Interleaved, the raw update path is bimodal and differs between two
+  // identical raw execs (the row above): each side runs after another
+  // side's work, whose traces in the caches and the driver weigh unevenly. Here each exec makes `series` switches back to back:
+  // three raw execs and the cudag family, in two passes.
+  constexpr int series = 300;
+  std::vector<raw_chain> in_series(3);
+  for (auto& c : in_series) build_raw(c, &x, kernels, batch_of(0), stream);
+  std::vector<double> raw_series, cudag_series;
+  const auto time_series = [&](const std::function<void(int)>& switch_to, std::vector<double>& into) {
+    int shape = 0;
+    for (int i = 0; i < series; ++i) {
+      shape = (shape + 17) % shapes;
+      const auto start = std::chrono::steady_clock::now();
+      switch_to(batch_of(shape));
+      into.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+    }
+  };
+  for (int pass = 0; pass < 2; ++pass) {
+    for (auto& c : in_series) time_series([&](int batch) { switch_by_update(c, batch); }, raw_series);
+    time_series([&](int batch) { (void)family.reshape(shape_bindings(batch)); }, cudag_series);
+  }
+  for (auto& c : in_series) destroy_raw(c);
+  rep.add({"switch, timed in series (300 back to back, 2 passes; raw: 3 execs)",
+           "template setters + cudaGraphExecUpdate", bench::summarize(raw_series),
+           bench::summarize(cudag_series), "<= 1.1"});
 
   // ---- replay after a reshape, and the results -----------------------------
   const int probe = shapes / 2;
