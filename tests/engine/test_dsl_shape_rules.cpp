@@ -3,7 +3,6 @@
 // after each rebind, the same refusals. The recorder stands in for CUDA.
 #include <gtest/gtest.h>
 
-#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -184,7 +183,7 @@ TEST(DslShapeRules, LaunchesFollowTheParametersAsTheBuildersDo) {
       << builder_rebound;
 }
 
-/// What a rebind of `seq` to `value` throws, or "accepted".
+/// What `rebind` throws, as "node: message", or "accepted".
 template <class Rebind>
 std::string refusal(Rebind&& rebind) {
   try {
@@ -274,7 +273,8 @@ TEST(DslShapeRules, BlockRulesAndUnsignedParametersMatchTheBuilder) {
             "at most 1024");
 }
 
-// A rule inside a child graph is checked before a rebind changes anything.
+// A rule inside a child graph: a rebind calls child_body::check_launch<Root>(),
+// which checks the inner node's launch before anything changes.
 constexpr auto nested = dsl::graph(
     dsl::kernel<"outer", scale>(1, 32, out, 1.0f, seq),
     dsl::child<"stage">(dsl::graph(dsl::kernel<"inner", normalize>(dsl::dims(dsl::scaled(seq, 2)), 64, out, seq, 1))),

@@ -128,18 +128,14 @@ struct rule_launch {
     k.sharedMemBytes = sharedMemBytes;
     if constexpr (sizeof...(P) > 0) {
       static constexpr std::array<std::string_view, sizeof...(P)> names{P::name.view()...};
-      const std::array<std::int64_t, sizeof...(P)> inputs = read_inputs(
-          values, slots, std::index_sequence_for<P...>{});
+      const auto inputs = [&]<std::size_t... I>(std::index_sequence<I...>) {
+        return std::array<std::int64_t, sizeof...(P)>{
+            native::shape_rule_input(read_param<typename P::value_type>(values, slots[I]))...};
+      }(std::index_sequence_for<P...>{});
       apply_launch_rules(k, rules, inputs.data(), names.data(), node);
     } else {
       (void)values, (void)slots, (void)node;
     }
-  }
-  template <std::size_t... I>
-  static std::array<std::int64_t, sizeof...(P)> read_inputs(const value_tables& values,
-                                                            const ref_slot* slots,
-                                                            std::index_sequence<I...>) noexcept {
-    return {native::shape_rule_input(read_param<typename P::value_type>(values, slots[I]))...};
   }
 
   void write(kernel_view& k, std::array<shape_rule_view, sizeof...(P)>& views) const {
