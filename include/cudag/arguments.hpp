@@ -10,11 +10,11 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
-#include <memory>
 #include <string>
 #include <type_traits>
 #include <utility>
 
+#include "cudag/lean_std.hpp"
 #include "cudag/spec.hpp"
 
 namespace cudag {

@@ -7,13 +7,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
-#include <functional>
-#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "cudag/handles.hpp"
+#include "cudag/lean_std.hpp"
 
 namespace cudag {
 

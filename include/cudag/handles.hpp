@@ -5,10 +5,10 @@
 // the native seam (native_api.hpp), so a recorder can stand in for CUDA.
 #include <cuda_runtime_api.h>
 
-#include <memory>
 #include <type_traits>
 
 #include "cudag/error.hpp"
+#include "cudag/lean_std.hpp"
 #include "cudag/native_api.hpp"
 
 namespace cudag {

@@ -4,7 +4,8 @@
 // larger struct passed by value goes to the heap.
 #include <cstddef>
 #include <cstring>
-#include <memory>
+
+#include "cudag/lean_std.hpp"
 
 namespace cudag {
 

@@ -30,8 +30,6 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
-#include <functional>
-#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -41,6 +39,7 @@
 #include "cudag/error.hpp"
 #include "cudag/exec_core.hpp"
 #include "cudag/handles.hpp"
+#include "cudag/lean_std.hpp"
 #include "cudag/spec.hpp"
 
 namespace cudag::native {

@@ -11,8 +11,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <functional>
-#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -20,6 +18,7 @@
 #include <variant>
 #include <vector>
 
+#include "cudag/lean_std.hpp"
 #include "cudag/literal_bytes.hpp"
 #include "cudag/type_tag.hpp"
 

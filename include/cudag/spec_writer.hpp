@@ -15,10 +15,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <memory>
 #include <span>
 #include <string_view>
 
+#include "cudag/lean_std.hpp"
 #include "cudag/spec.hpp"
 
 namespace cudag {

@@ -14,7 +14,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <memory>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -22,6 +21,7 @@
 
 #include "cudag/dsl/graph.hpp"
 #include "cudag/exec_core.hpp"
+#include "cudag/lean_std.hpp"
 #include "cudag/rebind.hpp"
 
 namespace cudag::dsl {

@@ -11,12 +11,12 @@
 #include <cuda_runtime_api.h>
 
 #include <array>
-#include <memory>
 #include <string_view>
 
 #include "cudag/dsl/arguments.hpp"
 #include "cudag/dsl/node_tuple.hpp"
 #include "cudag/dsl/node.hpp"
+#include "cudag/lean_std.hpp"
 
 namespace cudag::dsl {
 

@@ -10,8 +10,6 @@
 //       [h](cudaStream_t s, const float* a, float* c) { ... }, a, c)
 #include <cuda_runtime_api.h>
 
-#include <functional>
-#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -21,6 +19,7 @@
 #include "cudag/dsl/arguments.hpp"
 #include "cudag/dsl/node_tuple.hpp"
 #include "cudag/dsl/node.hpp"
+#include "cudag/lean_std.hpp"
 
 namespace cudag::dsl {
 

@@ -5,13 +5,13 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
-#include <memory>
 #include <span>
 #include <string_view>
 
 #include "cudag/dsl/arguments.hpp"
 #include "cudag/exec_core.hpp"
 #include "cudag/handles.hpp"
+#include "cudag/lean_std.hpp"
 #include "cudag/native_nodes.hpp"
 
 namespace cudag::dsl {
