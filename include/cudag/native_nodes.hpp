@@ -83,16 +83,18 @@ struct param_target {
   return 0;
 }
 
-/// An integral parameter's value as a shape rule reads it: its bytes as a
-/// signed integer of its size, as the spec engine reads a parameter whose
-/// signedness its type_tag does not record (an unsigned value with the top
-/// bit set reads negative, so as 0).
+/// An integral parameter's value as a shape rule reads it, the same in both
+/// front ends: a signed value as it is (a negative one counts as 0), an
+/// unsigned one as it is up to 2^63 - 1 and as 2^63 - 1 above (a count of
+/// 3 * 10^9 in an unsigned int is 3 * 10^9, not negative).
 template <class T>
 [[nodiscard]] constexpr std::int64_t shape_rule_input(T value) noexcept {
   if constexpr (std::is_same_v<T, bool>)
     return value ? 1 : 0;
+  else if constexpr (std::is_signed_v<T>)
+    return static_cast<std::int64_t>(value);
   else
-    return static_cast<std::int64_t>(static_cast<std::make_signed_t<T>>(value));
+    return value > std::uint64_t{INT64_MAX} ? INT64_MAX : static_cast<std::int64_t>(value);
 }
 
 /// ceil(max(value, 0) * multiplier / divisor), in 128 bits where 64 could

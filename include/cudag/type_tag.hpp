@@ -15,6 +15,7 @@ struct type_tag {
   std::uint32_t align = 0;
   bool is_pointer = false;
   bool is_integral = false;
+  bool is_signed = false;  ///< how a launch rule reads an integral value
 
   /// Readable (demangled) name, for error messages.
   [[nodiscard]] std::string name() const;
@@ -29,7 +30,8 @@ template <class T>
   using U = std::remove_cvref_t<T>;
   static_assert(std::is_trivially_copyable_v<U>,
                 "cudag: graph parameters and kernel arguments must be trivially copyable");
-  return type_tag{&typeid(U), sizeof(U), alignof(U), std::is_pointer_v<U>, std::is_integral_v<U>};
+  return type_tag{&typeid(U), sizeof(U), alignof(U), std::is_pointer_v<U>, std::is_integral_v<U>,
+                  std::is_signed_v<U>};
 }
 
 /// True when a value declared as `from` may be passed where `to` is expected:

@@ -90,7 +90,7 @@ std::string describe(std::span<const binding> shape) {
     if (!out.empty()) out += ' ';
     out += b.name + '=';
     if (b.type.is_integral && !b.bytes.empty() && b.bytes.size() <= 8)
-      out += std::to_string(detail::integral_value(b.bytes));
+      out += std::to_string(detail::integral_value({b.bytes, b.type.is_signed}));
     else
       out += "(" + std::to_string(b.bytes.size()) + " bytes)";
   }

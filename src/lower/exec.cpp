@@ -357,9 +357,9 @@ void exec::stage(std::string_view name, const type_tag& type, const void* bytes,
   // Launch dimensions that follow this parameter are computed before
   // anything changes: a shape CUDA cannot launch refuses the rebind whole.
   const std::span<const std::byte> candidate(static_cast<const std::byte*>(bytes), size);
-  const auto value_of = [&](const std::string& other) -> std::span<const std::byte> {
-    if (other == p.name) return candidate;
-    return detail::find_param(st.params, st.param_index, other)->bytes;
+  const auto value_of = [&](const std::string& other) -> detail::integral_param {
+    if (other == p.name) return {candidate, p.type.is_signed};
+    return detail::integral_param_of(*detail::find_param(st.params, st.param_index, other));
   };
   st.launch_scratch.clear();
   for (const detail::param_use& use : p.uses)

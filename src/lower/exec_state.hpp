@@ -123,8 +123,19 @@ struct node_state {
 [[nodiscard]] cudaEvent_t event_at(const node_state& st);
 [[nodiscard]] cudaMemsetParams memset_params_of(const node_state& st, const memset_node& p);
 [[nodiscard]] cudaMemcpy3DParms memcpy_params_of(const node_state& st, const memcpy_node& p);
-/// The value of an integral parameter's bytes (1, 2, 4 or 8 of them, signed).
-[[nodiscard]] std::int64_t integral_value(std::span<const std::byte> bytes) noexcept;
+/// An integral parameter's current bytes and whether its type is signed:
+/// what a launch rule reads.
+struct integral_param {
+  std::span<const std::byte> bytes;
+  bool is_signed = true;
+};
+[[nodiscard]] inline integral_param integral_param_of(const param_state& p) noexcept {
+  return {p.bytes, p.type.is_signed};
+}
+/// The value of an integral parameter's bytes (1, 2, 4 or 8 of them), read
+/// with its type's signedness. An unsigned value above 2^63 - 1 reads as
+/// 2^63 - 1, as native::shape_rule_input reads it.
+[[nodiscard]] std::int64_t integral_value(integral_param value) noexcept;
 /// What shape rules set: a kernel node's grid, block and shared bytes.
 struct launch_shape {
   dim3 gridDim;

@@ -203,7 +203,9 @@ void exec::update(const graph_spec& changed, std::span<const binding> bindings) 
           if constexpr (std::is_same_v<P, kernel_node>) {
             p.kernel = n.kernel;
             p.kernel.func = const_cast<void*>(b.function);
-            detail::apply_launch_rules(p.kernel, b, n.path, param_bytes);
+            detail::apply_launch_rules(p.kernel, b, n.path, [&](const std::string& name) {
+              return detail::integral_param_of(*detail::find_param(params, param_index, name));
+            });
             p.changed |= p.kernel.func != n.kernel.func ||
                          std::memcmp(&p.kernel.gridDim, &n.kernel.gridDim, sizeof(dim3)) != 0 ||
                          std::memcmp(&p.kernel.blockDim, &n.kernel.blockDim, sizeof(dim3)) != 0 ||

@@ -166,7 +166,7 @@ class lowerer {
               if (p.grid_from) note_use(p.grid_from->param);
               for (const shape_rule& r : p.shape_rules) note_use(r.param);
               apply_launch_rules(st.kernel, p, path, [&](const std::string& name) {
-                return std::span<const std::byte>(param_named(name, path).bytes);
+                return integral_param_of(param_named(name, path));
               });
             }
             if (p.keep_alive) owned_.push_back(p.keep_alive);
@@ -391,12 +391,27 @@ cudaMemcpy3DParms memcpy_params_of(const node_state& st, const memcpy_node& p) {
   return native::memcpy_1d_params(pointer_at(st, 0), pointer_at(st, 1), p.bytes, p.kind);
 }
 
-std::int64_t integral_value(std::span<const std::byte> bytes) noexcept {
-  switch (bytes.size()) {
-    case 1: { std::int8_t v; std::memcpy(&v, bytes.data(), 1); return v; }
-    case 2: { std::int16_t v; std::memcpy(&v, bytes.data(), 2); return v; }
-    case 4: { std::int32_t v; std::memcpy(&v, bytes.data(), 4); return v; }
-    default: { std::int64_t v; std::memcpy(&v, bytes.data(), 8); return v; }
+namespace {
+template <class Signed, class Unsigned>
+std::int64_t read_integral(const std::byte* bytes, bool is_signed) noexcept {
+  if (is_signed) {
+    Signed v;
+    std::memcpy(&v, bytes, sizeof v);
+    return v;
+  }
+  Unsigned v;
+  std::memcpy(&v, bytes, sizeof v);
+  return native::shape_rule_input(v);
+}
+}  // namespace
+
+std::int64_t integral_value(integral_param value) noexcept {
+  const std::byte* b = value.bytes.data();
+  switch (value.bytes.size()) {
+    case 1: return read_integral<std::int8_t, std::uint8_t>(b, value.is_signed);
+    case 2: return read_integral<std::int16_t, std::uint16_t>(b, value.is_signed);
+    case 4: return read_integral<std::int32_t, std::uint32_t>(b, value.is_signed);
+    default: return read_integral<std::int64_t, std::uint64_t>(b, value.is_signed);
   }
 }
 

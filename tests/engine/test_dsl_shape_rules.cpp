@@ -225,7 +225,8 @@ TEST(DslShapeRules, AShapeCudaCannotLaunchIsRefusedAsTheBuilderRefusesIt) {
 
 // Rules on block y and z: a block of more than 1024 threads is refused as
 // the builder refuses it; an unsigned parameter with its top bit set reads
-// as the builder reads it (negative, so one thread).
+// as its value in both (2^31 rows: refused, not taken as negative and so
+// one thread); 0 rows give one.
 constexpr auto rows = dsl::param<"rows", unsigned>;
 constexpr auto tiles = dsl::graph(dsl::kernel<"tile", scale>(dsl::dims(2, 1, 3), dsl::dims(32, rows, dsl::scaled(rows, 1, 8)),
                                                              out, 1.0f, 7));
@@ -246,12 +247,13 @@ TEST(DslShapeRules, BlockRulesAndUnsignedParametersMatchTheBuilder) {
   const cudag::spec_diff d = cudag::diff(tiles_by_builder(), dsl::to_spec(tiles));
   EXPECT_TRUE(d.empty()) << d.text();
   std::string by_dsl, by_builder;
-  std::string dsl_refusal, builder_refusal;
+  std::string dsl_refusal, builder_refusal, dsl_top_bit, builder_top_bit;
   {
     cudag::native::recorder rec;
     name_everything(rec);
     auto e = dsl::instantiate(tiles, out = dev_y, rows = 16u);
-    (void)e.rebind(rows = 0x80000000u);
+    (void)e.rebind(rows = 0u);
+    dsl_top_bit = refusal([&] { (void)e.rebind(rows = 0x80000000u); });
     dsl_refusal = refusal([&] { (void)e.rebind(rows = 40u); });  // 32 * 40 * 5 threads
     by_dsl = rec.transcript();
   }
@@ -260,17 +262,56 @@ TEST(DslShapeRules, BlockRulesAndUnsignedParametersMatchTheBuilder) {
     name_everything(rec);
     const cudag::binding binds[] = {cudag::bind("out", dev_y), cudag::bind("rows", 16u)};
     auto e = cudag::instantiate(tiles_by_builder(), binds);
-    (void)e.rebind("rows", 0x80000000u);
+    (void)e.rebind("rows", 0u);
+    builder_top_bit = refusal([&] { (void)e.rebind("rows", 0x80000000u); });
     builder_refusal = refusal([&] { (void)e.rebind("rows", 40u); });
     by_builder = rec.transcript();
   }
   EXPECT_EQ(by_dsl, by_builder);
   EXPECT_NE(by_builder.find("grid=(2,1,3) block=(32,16,2)"), std::string::npos) << by_builder;
-  EXPECT_NE(by_builder.find("grid=(2,1,3) block=(32,1,1)"), std::string::npos) << by_builder;
+  EXPECT_NE(by_builder.find("grid=(2,1,3) block=(32,1,1)"), std::string::npos) << by_builder;  // 0 rows
   EXPECT_EQ(dsl_refusal, builder_refusal);
   EXPECT_EQ(dsl_refusal,
             "tile: kernel node 'tile': its shape rules give a block of 32x40x5 threads; CUDA allows "
             "at most 1024");
+  EXPECT_EQ(dsl_top_bit, builder_top_bit);
+  EXPECT_EQ(dsl_top_bit,
+            "tile: kernel node 'tile': shape rule block.y = ceil(rows * 1 / 1) gives more than 1024 "
+            "with rows = 2147483648, CUDA's limit");
+}
+
+// An unsigned count above 2^31 - 1 (3 * 10^9 bytes, say) launches the blocks
+// it asks for in both front ends; read as a signed int it was negative, and
+// so one block.
+constexpr auto count = dsl::param<"count", unsigned>;
+constexpr auto wide =
+    dsl::graph(dsl::kernel<"wide", scale>(dsl::blocks_for(count, 256), 256, out, 1.0f, 7));
+
+TEST(DslShapeRules, AnUnsignedCountAboveTwoToThe31LaunchesAllItsBlocks) {
+  std::string by_dsl, by_builder;
+  {
+    cudag::native::recorder rec;
+    name_everything(rec);
+    auto e = dsl::instantiate(wide, out = dev_y, count = 3'000'000'000u);
+    (void)e.rebind(count = 0xFFFFFFFFu);
+    by_dsl = rec.transcript();
+  }
+  {
+    cudag::native::recorder rec;
+    name_everything(rec);
+    cudag::builder b("graph");
+    auto pout = b.param<float*>("out");
+    auto pcount = b.param<unsigned>("count");
+    b.kernel("wide", cudag::kernel_of(&scale, std::string(dsl::function_name_of<scale>())),
+             cudag::launch_over(pcount, 256), pout, 1.0f, 7);
+    const cudag::binding binds[] = {cudag::bind("out", dev_y), cudag::bind("count", 3'000'000'000u)};
+    auto e = cudag::instantiate(b.build(), binds);
+    (void)e.rebind("count", 0xFFFFFFFFu);
+    by_builder = rec.transcript();
+  }
+  EXPECT_EQ(by_dsl, by_builder);
+  EXPECT_NE(by_builder.find("grid=(11718750,1,1)"), std::string::npos) << by_builder;
+  EXPECT_NE(by_builder.find("grid=(16777216,1,1)"), std::string::npos) << by_builder;
 }
 
 // A rule inside a child graph: a rebind calls child_body::check_launch<Root>(),
