@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <memory>
 #include <vector>
 
 #include "cudag/builder.hpp"
@@ -26,6 +27,12 @@ __global__ void add_rows(float* x, int batch) {
   const int col = threadIdx.x;
   const int row = blockIdx.y * blockDim.y + threadIdx.y;
   if (row < batch) x[row * 32 + col] += 1.0f;
+}
+
+/// Byte i < n becomes 1; 64-bit indices, for counts past 2^31.
+__global__ void mark(unsigned char* bytes, unsigned n) {
+  const std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  if (i < n) bytes[i] = 1;
 }
 
 class device_buffer {
@@ -103,6 +110,32 @@ TEST(FamilyGpu, EveryReshapedShapeComputesItsResult) {
     e.synchronize(nullptr);
     expect_shape(x.read(), 33, 1.0f);
   }
+}
+
+// An unsigned count past 2^31 - 1 launches every block it needs: read as a
+// signed int it was negative, one block, and all but the first 256 bytes
+// kept their poison.
+TEST(FamilyGpu, AnUnsignedCountPastTwoToThe31ReachesItsLastElement) {
+  CUDAG_REQUIRE_GPU();
+  constexpr unsigned count = 0x80000000u + 4096u;
+  constexpr std::size_t tail = 8192;  // read back: the last bytes, and 256 past the count
+  unsigned char* bytes = nullptr;
+  CUDAG_EXPECT_CUDA(cudaMalloc(&bytes, std::size_t{count} + 256));
+  std::unique_ptr<unsigned char, decltype(&cudaFree)> owned(bytes, &cudaFree);
+  CUDAG_EXPECT_CUDA(cudaMemset(bytes, 0xAB, std::size_t{count} + 256));
+  cudag::builder b("wide");
+  auto p = b.param<unsigned char*>("bytes");
+  auto n = b.param<unsigned>("n");
+  b.kernel("mark", &mark, cudag::launch_over(n, 256), p, n);
+  const cudag::binding binds[] = {cudag::bind("bytes", bytes), cudag::bind("n", count)};
+  cudag::exec e = cudag::instantiate(b.build(), binds);
+  e.launch(nullptr);
+  e.synchronize(nullptr);
+  CUDAG_EXPECT_CUDA(cudaGetLastError());
+  std::vector<unsigned char> host(tail + 256);
+  CUDAG_EXPECT_CUDA(cudaMemcpy(host.data(), bytes + (count - tail), host.size(), cudaMemcpyDeviceToHost));
+  for (std::size_t i = 0; i < host.size(); ++i)
+    ASSERT_EQ(int(host[i]), i < tail ? 1 : 0xAB) << "byte " << (count - tail + i);
 }
 
 TEST(FamilyGpu, UpdateByNameTakesAReorderedSpecWithAnotherValue) {
