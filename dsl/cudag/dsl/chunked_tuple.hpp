@@ -60,6 +60,30 @@ using chunk_of =
 template <class... Chunks>
 struct chunk_list {};
 
+/// Element types a tuple may hold as a run (specialised true for a type
+/// that is empty and needs no per-element work): tuple_chunk_size of them in
+/// a row make one chunk holding an array of them, with no leaf, and so no
+/// class, per element. get<I> does not reach such elements.
+template <class T>
+inline constexpr bool held_as_run = false;
+/// A chunk of tuple_chunk_size elements of one type held as a run.
+template <class T>
+struct tuple_run {
+  T values[tuple_chunk_size];
+};
+
+/// The chunk holding T... as elements First, First + 1, ..., or a run.
+template <std::size_t First, class... T>
+struct chunk_type {
+  using type = chunk_of<First, T...>;
+};
+template <std::size_t First, class T, class... Rest>
+  requires(held_as_run<T> && sizeof...(Rest) + 1 == tuple_chunk_size &&
+           (std::is_same_v<T, Rest> && ...))
+struct chunk_type<First, T, Rest...> {
+  using type = tuple_run<T>;
+};
+
 // Peels tuple_chunk_size elements at a time (sixteen named parameters: a
 // pack cannot be split at a position without indexing into it, which is
 // what costs). Done... are the chunks made so far. Types only: no function
@@ -74,13 +98,14 @@ template <std::size_t First, class... Done, class... T>
   requires(sizeof...(T) <= tuple_chunk_size)
 struct chunk_layout<First, chunk_list<Done...>, T...> {
   using type =
-      chunk_set<std::make_index_sequence<sizeof...(Done) + 1>, Done..., chunk_of<First, T...>>;
+      chunk_set<std::make_index_sequence<sizeof...(Done) + 1>, Done...,
+                typename chunk_type<First, T...>::type>;
 };
 template <std::size_t First, class... Done, CUDAG_DSL_CHUNK_TYPES, class... Rest>
   requires(sizeof...(Rest) > 0)
 struct chunk_layout<First, chunk_list<Done...>, CUDAG_DSL_CHUNK_ARGS, Rest...> {
   using type = typename chunk_layout<First + tuple_chunk_size,
-                                     chunk_list<Done..., chunk_of<First, CUDAG_DSL_CHUNK_ARGS>>,
+                                     chunk_list<Done..., typename chunk_type<First, CUDAG_DSL_CHUNK_ARGS>::type>,
                                      Rest...>::type;
 };
 

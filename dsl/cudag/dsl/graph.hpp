@@ -54,6 +54,13 @@
 
 namespace cudag::dsl {
 
+// Edge items' bodies and storage are empty: sixteen in a row are one chunk
+// of the graph's tuples, not sixteen leaves (see held_as_run).
+template <>
+inline constexpr bool held_as_run<edge_body> = true;
+template <>
+inline constexpr bool held_as_run<no_storage> = true;
+
 #if CUDAG_DSL_DEVICE_PASS
 /// The body of host-only entry points in nvcc's device pass, which compiles
 /// no host code: never called.
@@ -164,7 +171,10 @@ struct graph_t {
   static constexpr bool launch_follows_parameters =
       (Items::body_type::launch_follows_parameters || ...);
 
-  chunked_tuple<Items...> items;
+  /// The items' bodies (an edge's is empty), not the items: the tuple's
+  /// types, and every function over it, are named by body types only, which
+  /// nodes of one kind share, never by a node's name or an edge's names.
+  chunked_tuple<typename Items::body_type...> items;
 };
 
 /// The error type of a shape's first problem. Depends only on the problem
@@ -238,7 +248,7 @@ template <class... Items>
                                         G::shape.message.view())>())::type;
     return shape_error_of<error>();  // const error&
   } else {
-    return G{make_chunked_tuple(items...)};
+    return G{make_chunked_tuple(items.body...)};
   }
 }
 
@@ -248,7 +258,7 @@ template <class... Items>
 /// (edges have an empty one).
 template <class... Items>
 struct graph_storage<graph_t<Items...>> {
-  chunked_tuple<typename storage_of_item<Items>::type...> items;
+  chunked_tuple<typename storage_of_body<typename Items::body_type>::type...> items;
   std::array<cudaGraphNode_t, graph_t<Items...>::node_count> handles{};
   std::array<node_entry, sizeof...(Items)> entries{};
 };
@@ -302,10 +312,27 @@ template <std::size_t... I, class... T, class... S>
     const tuple_chunk<std::index_sequence<I...>, T...>& items,
     tuple_chunk<std::index_sequence<I...>, S...>& storage, node_entry* out, const ref_slot* slots,
     const std::uint32_t* ref_begin) noexcept {
-  ((out[I].body = &static_cast<const tuple_leaf<I, T>&>(items).value.body,
+  ((out[I].body = &static_cast<const tuple_leaf<I, T>&>(items).value,
     out[I].storage = &static_cast<tuple_leaf<I, S>&>(storage).value,
     attach_slots(static_cast<tuple_leaf<I, S>&>(storage).value, slots + ref_begin[I])),
    ...);
+}
+
+/// Whether a chunk holds a node (not only edges, which have nothing to bind
+/// or write): chunks of edges only make no function.
+template <class Chunk>
+inline constexpr bool chunk_has_nodes = true;
+template <class T>
+inline constexpr bool chunk_has_nodes<tuple_run<T>> = false;
+template <std::size_t... I, class... T>
+inline constexpr bool chunk_has_nodes<tuple_chunk<std::index_sequence<I...>, T...>> =
+    !(std::is_same_v<T, edge_body> && ...);
+
+template <class TC, class SC>
+CUDAG_DSL_STRAIGHT_LINE_GLUE void bind_chunk_of_nodes(const TC& items, SC& storage, node_entry* out,
+                                                      const ref_slot* slots,
+                                                      const std::uint32_t* ref_begin) noexcept {
+  if constexpr (chunk_has_nodes<TC>) bind_chunk(items, storage, out, slots, ref_begin);
 }
 
 template <class G, class Root, std::size_t... C, class... TC, class... SC>
@@ -314,8 +341,8 @@ CUDAG_DSL_STRAIGHT_LINE_GLUE void bind_entries(const chunk_set<std::index_sequen
                                                node_entry* out) noexcept {
   constexpr const auto& ops = item_ops<Root, G>;
   for (std::size_t i = 0; i < ops.size(); ++i) out[i].ops = ops[i];
-  (bind_chunk(chunk_at<C>(items), chunk_at<C>(storage), out, resolved_slots<G, Root>.data(),
-              item_ref_begin<G>.data()),
+  (bind_chunk_of_nodes(chunk_at<C>(items), chunk_at<C>(storage), out, resolved_slots<G, Root>.data(),
+                       item_ref_begin<G>.data()),
    ...);
 }
 
@@ -426,13 +453,18 @@ inline void write_node(spec_writer&, std::string_view, const edge_body&) noexcep
 
 template <std::size_t... I, class... T>
 [[gnu::noinline]] CUDAG_DSL_STRAIGHT_LINE_GLUE void write_chunk(
-    const tuple_chunk<std::index_sequence<I...>, T...>& items, spec_writer& w) {
-  (write_node(w, T::info.name, static_cast<const tuple_leaf<I, T>&>(items).value.body), ...);
+    const tuple_chunk<std::index_sequence<I...>, T...>& items, spec_writer& w,
+    const std::string_view* names) {
+  (write_node(w, names[I], static_cast<const tuple_leaf<I, T>&>(items).value), ...);
+}
+template <class TC>
+void write_chunk_of_nodes(const TC& items, spec_writer& w, const std::string_view* names) {
+  if constexpr (chunk_has_nodes<TC>) write_chunk(items, w, names);
 }
 template <std::size_t... C, class... TC>
 CUDAG_DSL_STRAIGHT_LINE_GLUE void write_items(const chunk_set<std::index_sequence<C...>, TC...>& items,
-                                              spec_writer& w) {
-  (write_chunk(chunk_at<C>(items), w), ...);
+                                              spec_writer& w, const std::string_view* names) {
+  (write_chunk_of_nodes(chunk_at<C>(items), w, names), ...);
 }
 
 /// Nodes in declaration order, then their dependencies, the parameters and
@@ -441,7 +473,11 @@ template <class G>
 void write_graph(const G& graph, spec_writer w) {
   constexpr const auto& s = G::shape;
   w.reserve(G::node_count);
-  write_items(graph.items, w);
+  // Each item's name by position (an edge item's is empty), from the shape:
+  // reading items_info at run time would emit every item's description.
+  std::array<std::string_view, G::items_info.size()> item_names{};
+  for (std::size_t v = 0; v < G::node_count; ++v) item_names[s.position[v]] = s.names[v];
+  write_items(graph.items, w, item_names.data());
   for (std::size_t v = 0; v < G::node_count; ++v)
     for (std::uint32_t k = s.dep_begin[v]; k < s.dep_begin[v + 1]; ++k)
       w.depend(v, s.names[s.deps[k]]);

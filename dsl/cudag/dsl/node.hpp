@@ -69,24 +69,30 @@ using condition_tests_of =
     std::conditional_t<Body::owned_condition.empty() && Body::nested_condition_tests.size() == 0,
                        no_condition_tests, node_condition_tests<Name, Body>>;
 
+/// A node's description: its body's, with its name and condition tests.
+template <class Body>
+[[nodiscard]] constexpr item_info node_item_info(std::string_view name,
+                                                 std::span<const condition_test> tests) noexcept {
+  constexpr bool forbidden_itself = !allowed_in_conditional_body(Body::kind);
+  return item_info{true,
+                   name,
+                   Body::kind,
+                   {},
+                   std::span<const ref_info>(Body::refs),
+                   Body::allocates,
+                   Body::frees,
+                   Body::nested_forbidden_path,
+                   forbidden_itself ? Body::kind : Body::nested_forbidden_kind,
+                   !forbidden_itself && Body::nested_forbidden_path.empty(),
+                   Body::owned_condition,
+                   tests};
+}
+
 template <fixed_string Name, class Body>
 struct node_t {
   using body_type = Body;
-  static constexpr auto name = Name;
-  static constexpr bool forbidden_itself = !allowed_in_conditional_body(Body::kind);
-  static constexpr item_info info{
-      true,
-      Name.view(),
-      Body::kind,
-      {},
-      std::span<const ref_info>(Body::refs),
-      Body::allocates,
-      Body::frees,
-      Body::nested_forbidden_path,
-      forbidden_itself ? Body::kind : Body::nested_forbidden_kind,
-      !forbidden_itself && Body::nested_forbidden_path.empty(),
-      Body::owned_condition,
-      condition_tests_of<Name, Body>::span};
+  static constexpr item_info info =
+      node_item_info<Body>(Name.view(), condition_tests_of<Name, Body>::span);
 
   Body body;
 };
@@ -210,17 +216,17 @@ inline constexpr const node_ops* ops_table = ops_for<Body, Root>::table;
 template <class Root>
 inline constexpr const node_ops* ops_table<edge_body, Root> = nullptr;
 
-/// Storage of a non-node item (edges): nothing.
+/// Storage of a body that lowers to nothing (edges): nothing.
 struct no_storage {};
 
-template <class Item>
-struct storage_of_item {
+template <class Body>
+struct storage_of_body {
   using type = no_storage;
 };
-template <class Item>
-  requires requires { typename Item::body_type::storage; }
-struct storage_of_item<Item> {
-  using type = slotted_storage<typename Item::body_type::storage>;
+template <class Body>
+  requires requires { typename Body::storage; }
+struct storage_of_body<Body> {
+  using type = slotted_storage<typename Body::storage>;
 };
 
 }  // namespace cudag::dsl
