@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <span>
 #include <memory>
@@ -132,10 +133,31 @@ struct integral_param {
 [[nodiscard]] inline integral_param integral_param_of(const param_state& p) noexcept {
   return {p.bytes, p.type.is_signed};
 }
+template <class Signed, class Unsigned>
+[[nodiscard]] std::int64_t read_integral(const std::byte* bytes, bool is_signed) noexcept {
+  if (is_signed) {
+    Signed v;
+    std::memcpy(&v, bytes, sizeof v);
+    return v;
+  }
+  Unsigned v;
+  std::memcpy(&v, bytes, sizeof v);
+  return native::shape_rule_input(v);
+}
 /// The value of an integral parameter's bytes (1, 2, 4 or 8 of them), read
 /// with its type's signedness. An unsigned value above 2^63 - 1 reads as
-/// 2^63 - 1, as native::shape_rule_input reads it.
-[[nodiscard]] std::int64_t integral_value(integral_param value) noexcept;
+/// 2^63 - 1, as native::shape_rule_input reads it. Inline: a reshape reads
+/// one for every node that follows a parameter (out of line, the 24-byte
+/// argument goes through the stack).
+[[nodiscard]] inline std::int64_t integral_value(integral_param value) noexcept {
+  const std::byte* b = value.bytes.data();
+  switch (value.bytes.size()) {
+    case 1: return read_integral<std::int8_t, std::uint8_t>(b, value.is_signed);
+    case 2: return read_integral<std::int16_t, std::uint16_t>(b, value.is_signed);
+    case 4: return read_integral<std::int32_t, std::uint32_t>(b, value.is_signed);
+    default: return read_integral<std::int64_t, std::uint64_t>(b, value.is_signed);
+  }
+}
 /// What shape rules set: a kernel node's grid, block and shared bytes.
 struct launch_shape {
   dim3 gridDim;

@@ -391,30 +391,6 @@ cudaMemcpy3DParms memcpy_params_of(const node_state& st, const memcpy_node& p) {
   return native::memcpy_1d_params(pointer_at(st, 0), pointer_at(st, 1), p.bytes, p.kind);
 }
 
-namespace {
-template <class Signed, class Unsigned>
-std::int64_t read_integral(const std::byte* bytes, bool is_signed) noexcept {
-  if (is_signed) {
-    Signed v;
-    std::memcpy(&v, bytes, sizeof v);
-    return v;
-  }
-  Unsigned v;
-  std::memcpy(&v, bytes, sizeof v);
-  return native::shape_rule_input(v);
-}
-}  // namespace
-
-std::int64_t integral_value(integral_param value) noexcept {
-  const std::byte* b = value.bytes.data();
-  switch (value.bytes.size()) {
-    case 1: return read_integral<std::int8_t, std::uint8_t>(b, value.is_signed);
-    case 2: return read_integral<std::int16_t, std::uint16_t>(b, value.is_signed);
-    case 4: return read_integral<std::int32_t, std::uint32_t>(b, value.is_signed);
-    default: return read_integral<std::int64_t, std::uint64_t>(b, value.is_signed);
-  }
-}
-
 void refuse_launch_rule(const std::string& path, const shape_rule& r, std::int64_t value,
                         std::uint64_t limit) {
   throw error("kernel node '" + path + "': shape rule " + std::string(launch_dim_name(r.dim)) +
