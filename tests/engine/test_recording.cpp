@@ -378,4 +378,111 @@ TEST(EngineRecording, InstantiateOptionsReachCudaInBothFrontEnds) {
   }
 }
 
+// Items 17-56 are 40 edge items in a row: the DSL keeps sixteen of them on a
+// chunk boundary (items 32-47) as one array, with no code, and the nodes
+// after the run must still find their storage. Same calls as the builder,
+// before and after a rebind.
+// clang-format off
+constexpr auto edge_runs = graph(
+    empty<"e0">(),
+    empty<"e1">(),
+    empty<"e2">(),
+    empty<"e3">(),
+    empty<"e4">(),
+    empty<"e5">(),
+    empty<"e6">(),
+    empty<"e7">(),
+    empty<"e8">(),
+    empty<"e9">(),
+    empty<"e10">(),
+    empty<"e11">(),
+    empty<"e12">(),
+    empty<"e13">(),
+    empty<"e14">(),
+    empty<"e15">(),
+    empty<"e16">(),
+    edge<"e0", "e1">,
+    edge<"e1", "e2">,
+    edge<"e2", "e3">,
+    edge<"e3", "e4">,
+    edge<"e4", "e5">,
+    edge<"e5", "e6">,
+    edge<"e6", "e7">,
+    edge<"e7", "e8">,
+    edge<"e8", "e9">,
+    edge<"e9", "e10">,
+    edge<"e10", "e11">,
+    edge<"e11", "e12">,
+    edge<"e12", "e13">,
+    edge<"e13", "e14">,
+    edge<"e14", "e15">,
+    edge<"e15", "e16">,
+    edge<"e0", "k0">,
+    edge<"e1", "k0">,
+    edge<"e2", "k0">,
+    edge<"e3", "k0">,
+    edge<"e4", "k0">,
+    edge<"e5", "k0">,
+    edge<"e6", "k0">,
+    edge<"e7", "k0">,
+    edge<"e8", "k0">,
+    edge<"e9", "k0">,
+    edge<"e10", "k0">,
+    edge<"e11", "k0">,
+    edge<"e12", "k0">,
+    edge<"e13", "k0">,
+    edge<"e14", "k0">,
+    edge<"e15", "k0">,
+    edge<"e16", "k0">,
+    edge<"k0", "k1">,
+    edge<"k1", "k2">,
+    edge<"k2", "k3">,
+    edge<"e0", "k1">,
+    edge<"e1", "k2">,
+    edge<"e2", "k3">,
+    edge<"e3", "k3">,
+    kernel<"k0", scale>(blocks_for(pn, 256), 256, px, 0.5f, pn),
+    kernel<"k1", scale>(blocks_for(pn, 256), 256, px, 1.5f, pn),
+    kernel<"k2", scale>(blocks_for(pn, 256), 256, px, 2.5f, pn),
+    kernel<"k3", scale>(blocks_for(pn, 256), 256, px, 3.5f, pn));
+// clang-format on
+
+TEST(EngineRecording, NodesAfterARunOfEdgeItemsLowerAndRebindAsTheBuildersDo) {
+  std::string by_dsl, by_builder;
+  {
+    cudag::native::recorder rec;
+    name_everything(rec);
+    auto e = instantiate(edge_runs, px = dev_x, pn = 1000);
+    (void)e.rebind(px = dev_y, pn = 5000);
+    by_dsl = rec.transcript();
+  }
+  {
+    cudag::native::recorder rec;
+    name_everything(rec);
+    cudag::builder b;
+    auto x = b.param<float*>("x");
+    auto n = b.param<int>("n");
+    for (int i = 0; i < 17; ++i) b.empty("e" + std::to_string(i));
+    for (int j = 0; j < 4; ++j)
+      b.kernel("k" + std::to_string(j),
+               cudag::kernel_of(&scale, std::string(cudag::dsl::function_name_of<scale>())),
+               cudag::launch_over(n, 256), x, float(j) + 0.5f, n);
+    // The DSL's edge items, in their order.
+    for (int i = 0; i < 16; ++i) b.edge("e" + std::to_string(i), "e" + std::to_string(i + 1));
+    for (int i = 0; i < 17; ++i) b.edge("e" + std::to_string(i), "k0");
+    const char* const last[][2] = {{"k0", "k1"}, {"k1", "k2"}, {"k2", "k3"}, {"e0", "k1"},
+                                   {"e1", "k2"}, {"e2", "k3"}, {"e3", "k3"}};
+    for (const auto& pair : last) b.edge(pair[0], pair[1]);
+    const cudag::binding binds[] = {cudag::bind("x", dev_x), cudag::bind("n", 1000)};
+    auto e = cudag::instantiate(b.build(), binds);
+    const cudag::binding rebinds[] = {cudag::bind("x", dev_y), cudag::bind("n", 5000)};
+    (void)e.rebind(rebinds);
+    by_builder = rec.transcript();
+  }
+  EXPECT_EQ(by_dsl, by_builder);
+  EXPECT_NE(by_builder.find("n21 scale grid=(20,1,1) block=(256,1,1) shared=0 args=[y, 0x40600000, 0x1388]"),
+            std::string::npos)
+      << by_builder;
+}
+
 }  // namespace
