@@ -37,11 +37,12 @@ inline csr_rows reverse_csr(std::uint32_t count, const std::uint32_t* begin,
                             const std::uint32_t* target) {
   csr_rows out;
   const std::uint32_t edges = begin[count];
-  out.begin.assign(static_cast<std::size_t>(count) + 1, 0);
+  resize_in_huge_pages(out.begin, static_cast<std::size_t>(count) + 1);
   for (std::uint32_t k = 0; k < edges; ++k) ++out.begin[target[k] + 1];
   for (std::uint32_t v = 0; v < count; ++v) out.begin[v + 1] += out.begin[v];
-  out.target.resize(edges);
-  std::vector<std::uint32_t> fill(out.begin.begin(), out.begin.end() - 1);
+  resize_in_huge_pages(out.target, edges);
+  large_array<std::uint32_t> fill(count);
+  std::copy(out.begin.begin(), out.begin.end() - 1, fill.data());
 
   constexpr unsigned bucket_bits = 10;  // about 1024 buckets
   const unsigned node_bits = static_cast<unsigned>(std::bit_width(count));

@@ -33,7 +33,7 @@ std::string graph_view::path(std::size_t index) const {
 
 void graph_view::count_dependencies() {
   const auto& nodes = spec_->nodes;
-  first_slot_.resize(nodes.size() + 1);
+  resize_in_huge_pages(first_slot_, nodes.size() + 1);
   std::size_t total = 0;
   for (std::size_t v = 0; v < nodes.size(); ++v) {
     first_slot_[v] = static_cast<std::uint32_t>(total);
@@ -71,7 +71,10 @@ csr_rows graph_view::build_edges() {
   const std::size_t total = edge_count_;
 
   // The dependency graph's rows: slot -> the dependency's index.
-  csr_rows rows{first_slot_, std::vector<std::uint32_t>(total)};
+  csr_rows rows;
+  resize_in_huge_pages(rows.begin, first_slot_.size());
+  std::copy(first_slot_.begin(), first_slot_.end(), rows.begin.begin());
+  resize_in_huge_pages(rows.target, total);
   std::vector<std::uint32_t>& dependency = rows.target;
   // A dependency listed twice: short lists are scanned (they are in cache);
   // long ones use last_listed_by[u] == v + 1 (v already listed u).

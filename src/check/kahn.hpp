@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "large_array.hpp"
+
 namespace cudag::check_detail {
 
 class ready_set {
@@ -103,7 +105,7 @@ bool kahn_order(std::uint32_t count, const std::uint32_t* dep_begin,
     waiting_on[v] = static_cast<std::uint8_t>(std::min<std::uint32_t>(degree, many));
     if (degree == 0) ready.insert(v);
   }
-  order.reserve(order.size() + count);
+  reserve_in_huge_pages(order, order.size() + count);
   // A chain readies one node at a time, with no other ready: that node is
   // kept out of the set (the next to emit), the set left untouched.
   constexpr std::uint32_t none = ~0u;

@@ -16,14 +16,14 @@ void graph_view::order_nodes(const csr_rows& dependents) {
   const std::uint32_t count = static_cast<std::uint32_t>(size());
   if (declared_in_order_) {
     in_declaration_order(count, order_);
-    rank_.resize(count);
+    resize_in_huge_pages(rank_, count);
     for (std::uint32_t v = 0; v < count; ++v) rank_[v] = v;
     return;
   }
   const bool complete = kahn_order(count, first_slot_.data(), dependents.begin.data(),
                                    dependents.target.data(), order_);
   if (!complete) throw_cycle();
-  rank_.resize(count);
+  resize_in_huge_pages(rank_, count);
   for (std::uint32_t position = 0; position < count; ++position)
     rank_[order_[position]] = position;
 }
@@ -88,7 +88,7 @@ dependency_plan plan_dependencies(const graph_spec& spec) {
     throw check_error(describe_top_level(spec) + ": dependencies do not resolve", {});
   };
   dependency_plan plan;
-  plan.dep_begin.resize(count + 1);
+  resize_in_huge_pages(plan.dep_begin, count + 1);
   for (std::uint32_t v = 0; v < count; ++v)
     plan.dep_begin[v + 1] = plan.dep_begin[v] + static_cast<std::uint32_t>(spec.nodes[v].deps.size());
   const bool hinted = hints_fit(spec.dependency_hints, plan.dep_begin[count]);
@@ -96,7 +96,7 @@ dependency_plan plan_dependencies(const graph_spec& spec) {
   name_index names(spec.nodes, hinted);
   index_all(names, spec.nodes, [](std::uint32_t) {}, [&](std::uint32_t, std::uint32_t) { report(); });
 
-  plan.deps.resize(plan.dep_begin[count]);
+  resize_in_huge_pages(plan.deps, plan.dep_begin[count]);
   bool declared_in_order = true;  // every dependency declared before its dependent
   const auto resolved = [&](std::size_t v, std::size_t k, std::uint32_t u) {
     plan.deps[plan.dep_begin[v] + k] = u;
@@ -122,7 +122,10 @@ dependency_plan plan_dependencies(const graph_spec& spec) {
 
 std::vector<std::size_t> topological_order(const graph_spec& spec) {
   const check_detail::dependency_plan plan = check_detail::plan_dependencies(spec);
-  return {plan.order.begin(), plan.order.end()};
+  std::vector<std::size_t> order;
+  check_detail::resize_in_huge_pages(order, plan.order.size());
+  std::copy(plan.order.begin(), plan.order.end(), order.begin());
+  return order;
 }
 
 }  // namespace cudag
