@@ -60,44 +60,53 @@ class lifetime_checker {
         if (p.external_buffer && events_.external.emplace(p.name, f).second)
           events_.external_in_order.push_back(p.name);
     for (std::size_t f = 0; f < tree_.size(); ++f) {
-      const auto& nodes = tree_.at(f).spec().nodes;
-      for (std::size_t i = 0; i < nodes.size(); ++i) {
-        const site here{f, i};
-        if (const auto* a = std::get_if<mem_alloc_node>(&nodes[i].params)) {
-          auto [it, inserted] = events_.alloc.emplace(a->buffer, here);
-          if (!inserted) {
-            throw check_error("buffer '" + a->buffer + "' is allocated twice, by '" +
-                                  path(it->second) + "' and by '" + path(here) + "'",
-                              {path(it->second), path(here)});
-          }
-          events_.allocated_in_order.push_back(a->buffer);
-          if (auto ext = events_.external.find(a->buffer); ext != events_.external.end())
-            throw check_error("node '" + path(here) + "' allocates buffer '" + a->buffer +
-                                  "', which " + tree_.at(ext->second).view.description() +
-                                  " declares external (allocated outside the graph)",
-                              {path(here)});
-        } else if (const auto* fr = std::get_if<mem_free_node>(&nodes[i].params)) {
-          auto [it, inserted] = events_.free.emplace(fr->buffer, here);
-          if (!inserted) {
-            throw check_error("buffer '" + fr->buffer + "' is freed twice, by '" +
-                                  path(it->second) + "' and by '" + path(here) + "'",
-                              {path(it->second), path(here)});
-          }
-          frees_in_order.push_back({fr->buffer, here});
-        }
-        for_each_value(nodes[i], [&](const value& v) {
-          const auto* b = std::get_if<buffer_ref>(&v.source);
-          if (!b) return;
-          events_.uses.push_back({b->name, here});
-          auto& sites = events_.uses_by_buffer[b->name];
-          // A node reading a buffer through several operands is one user.
-          if (sites.empty() || sites.back().frame != f || sites.back().node != i)
-            sites.push_back(here);
-        });
+      const frame& fr = tree_.at(f);
+      const auto& nodes = fr.spec().nodes;
+      if (!fr.reads_buffers) {  // only its allocs and frees matter here
+        for (const std::uint32_t i : fr.alloc_free_nodes) collect_node(f, i, nodes[i], frees_in_order);
+        continue;
       }
+      for (std::size_t i = 0; i < nodes.size(); ++i) collect_node(f, i, nodes[i], frees_in_order);
     }
     for (const buffer_use& f : frees_in_order) require_visible_alloc(f, "frees", "allocates");
     for (const buffer_use& u : events_.uses) require_visible_alloc(u, "uses", "produces");
+  }
+
+  // Node i of frame f: its alloc or free, and its buffer_ref reads.
+  void collect_node(std::size_t f, std::size_t i, const node& n,
+                    std::vector<buffer_use>& frees_in_order) {
+    const site here{f, i};
+    if (const auto* a = std::get_if<mem_alloc_node>(&n.params)) {
+      auto [it, inserted] = events_.alloc.emplace(a->buffer, here);
+      if (!inserted) {
+        throw check_error("buffer '" + a->buffer + "' is allocated twice, by '" +
+                              path(it->second) + "' and by '" + path(here) + "'",
+                          {path(it->second), path(here)});
+      }
+      events_.allocated_in_order.push_back(a->buffer);
+      if (auto ext = events_.external.find(a->buffer); ext != events_.external.end())
+        throw check_error("node '" + path(here) + "' allocates buffer '" + a->buffer +
+                              "', which " + tree_.at(ext->second).view.description() +
+                              " declares external (allocated outside the graph)",
+                          {path(here)});
+    } else if (const auto* fr = std::get_if<mem_free_node>(&n.params)) {
+      auto [it, inserted] = events_.free.emplace(fr->buffer, here);
+      if (!inserted) {
+        throw check_error("buffer '" + fr->buffer + "' is freed twice, by '" +
+                              path(it->second) + "' and by '" + path(here) + "'",
+                          {path(it->second), path(here)});
+      }
+      frees_in_order.push_back({fr->buffer, here});
+    }
+    for_each_value(n, [&](const value& v) {
+      const auto* b = std::get_if<buffer_ref>(&v.source);
+      if (!b) return;
+      events_.uses.push_back({b->name, here});
+      auto& sites = events_.uses_by_buffer[b->name];
+      // A node reading a buffer through several operands is one user.
+      if (sites.empty() || sites.back().frame != f || sites.back().node != i)
+        sites.push_back(here);
+    });
   }
 
   void require_visible_alloc(const buffer_use& use, std::string_view verb,

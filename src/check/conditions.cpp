@@ -19,9 +19,8 @@ void check_conditions_used(const spec_tree& tree) {
 
   for (std::size_t f = 0; f < tree.size(); ++f) {
     const auto& nodes = tree.at(f).spec().nodes;
-    for (std::size_t i = 0; i < nodes.size(); ++i) {
+    for (const std::uint32_t i : tree.at(f).conditional_nodes) {  // in declaration order
       const auto* cond = std::get_if<conditional_node>(&nodes[i].params);
-      if (!cond) continue;
       auto found = tree.find_condition(f, cond->condition);
       if (!found) continue;
       const auto& declared = tree.at(found->frame).spec().conditions;

@@ -68,13 +68,14 @@ std::vector<visible_param> visible_params(const spec_tree& tree, std::size_t fro
 class node_checker {
  public:
   node_checker(const spec_tree& tree, std::size_t frame_index, std::size_t node_index,
-               const std::vector<visible_param>& scope)
+               const std::vector<visible_param>& scope, bool& reads_buffers)
       : tree_(tree),
         frame_index_(frame_index),
         frame_(tree.at(frame_index)),
         node_(frame_.spec().nodes[node_index]),
         node_index_(node_index),
-        scope_(scope) {}
+        scope_(scope),
+        reads_buffers_(reads_buffers) {}
 
   void run() {
     check_placement();
@@ -291,8 +292,9 @@ class node_checker {
                  "', which is not declared in its graph or an enclosing one";
         });
       }
+    } else if (std::holds_alternative<buffer_ref>(v.source)) {
+      reads_buffers_ = true;  // resolved with the buffers' lifetimes
     }
-    // buffer_ref: resolved with the buffers' lifetimes.
   }
 
   const spec_tree& tree_;
@@ -301,6 +303,7 @@ class node_checker {
   const node& node_;
   std::size_t node_index_;
   const std::vector<visible_param>& scope_;
+  bool& reads_buffers_;
 };
 
 }  // namespace
@@ -310,7 +313,9 @@ void check_node_rules(const spec_tree& tree) {
     const auto& nodes = tree.at(f).spec().nodes;
     if (nodes.empty()) continue;
     const std::vector<visible_param> scope = visible_params(tree, f);
-    for (std::size_t i = 0; i < nodes.size(); ++i) node_checker(tree, f, i, scope).run();
+    bool reads_buffers = false;
+    for (std::size_t i = 0; i < nodes.size(); ++i) node_checker(tree, f, i, scope, reads_buffers).run();
+    tree.at(f).reads_buffers = reads_buffers;  // every value of the frame seen
   }
 }
 

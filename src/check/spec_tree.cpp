@@ -31,7 +31,7 @@ void spec_tree::add_frame(const graph_spec& spec, std::size_t parent, std::size_
   const graph_view* enclosing = parent == no_frame ? nullptr : &frames_[parent]->view;
   frames_.push_back(std::make_unique<frame>(frame{
       graph_view(spec, std::move(prefix), std::move(description), enclosing), parent,
-      enclosing_node, depth, in_body, {}, {}, {}, {}}));
+      enclosing_node, depth, in_body, {}, {}, {}, {}, {}, {}, true}));
   frame& f = *frames_.back();
 
   for (const param_decl& p : spec.params)
@@ -55,9 +55,13 @@ void spec_tree::add_frame(const graph_spec& spec, std::size_t parent, std::size_
 
   for (std::size_t i = 0; i < spec.nodes.size(); ++i) {
     const node& n = spec.nodes[i];
-    if (!std::holds_alternative<child_node>(n.params) &&
-        !std::holds_alternative<conditional_node>(n.params))
+    const node_kind kind = n.kind();
+    if (kind == node_kind::mem_alloc || kind == node_kind::mem_free)
+      frames_[self]->alloc_free_nodes.push_back(static_cast<std::uint32_t>(i));
+    if (kind != node_kind::child && kind != node_kind::conditional)
       continue;  // only nodes that nest graphs need their path here
+    if (kind == node_kind::conditional)
+      frames_[self]->conditional_nodes.push_back(static_cast<std::uint32_t>(i));
     // frames_ may reallocate below: re-read through the index, not `f`.
     const std::string node_path = frames_[self]->view.path(i);
     if (const auto* child = std::get_if<child_node>(&n.params)) {

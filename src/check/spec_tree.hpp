@@ -36,6 +36,14 @@ struct frame {
   };
   std::vector<short_name> param_names;
   std::vector<short_name> condition_names;
+  /// The frame's conditional nodes, and its mem_alloc and mem_free nodes,
+  /// by index in declaration order: the passes that only look at those
+  /// skip the others (a large graph has few or none).
+  std::vector<std::uint32_t> conditional_nodes;
+  std::vector<std::uint32_t> alloc_free_nodes;
+  /// False once check_node_rules() has seen every value of the frame and
+  /// none reads a buffer (buffer_ref): the buffer pass then skips the values.
+  mutable bool reads_buffers = true;
 
   [[nodiscard]] const graph_spec& spec() const noexcept { return view.spec(); }
 };
