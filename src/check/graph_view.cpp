@@ -16,7 +16,6 @@ graph_view::graph_view(const graph_spec& spec, std::string path_prefix, std::str
       enclosing_(enclosing),
       path_prefix_(std::move(path_prefix)),
       description_(std::move(description)) {
-  count_dependencies();
   index_names();
   csr_rows dependents = build_edges();
   order_nodes(dependents);
@@ -31,25 +30,22 @@ std::string graph_view::path(std::size_t index) const {
   return path_prefix_ + spec_->nodes[index].name;
 }
 
-void graph_view::count_dependencies() {
+void graph_view::index_names() {
   const auto& nodes = spec_->nodes;
   resize_in_huge_pages(first_slot_, nodes.size() + 1);
   std::size_t total = 0;
-  for (std::size_t v = 0; v < nodes.size(); ++v) {
-    first_slot_[v] = static_cast<std::uint32_t>(total);
-    total += nodes[v].deps.size();
-  }
-  first_slot_[nodes.size()] = static_cast<std::uint32_t>(total);
-  edge_count_ = total;
-  hinted_ = hints_fit(spec_->dependency_hints, total);
-}
-
-void graph_view::index_names() {
-  const auto& nodes = spec_->nodes;
-  index_by_name_ = name_index(nodes, hinted_);
+  // Whether the hints fit is known once every node is counted: fingerprints
+  // are kept wherever hints are given.
+  index_by_name_ = name_index(nodes, !spec_->dependency_hints.empty());
   index_all(
       index_by_name_, nodes,
       [&](std::uint32_t i) {
+        first_slot_[i] = static_cast<std::uint32_t>(total);
+        total += nodes[i].deps.size();
+        const node_kind kind = nodes[i].kind();
+        if (kind == node_kind::child || kind == node_kind::conditional ||
+            kind == node_kind::mem_alloc || kind == node_kind::mem_free)
+          special_nodes_.push_back(i);
         const std::string& name = nodes[i].name;
         if (name.empty()) {
           throw check_error("node #" + std::to_string(i) + " of " + description_ +
@@ -63,6 +59,9 @@ void graph_view::index_names() {
                               std::to_string(i) + "); names must be unique within a graph",
                           {path(i)});
       });
+  first_slot_[nodes.size()] = static_cast<std::uint32_t>(total);
+  edge_count_ = total;
+  hinted_ = hints_fit(spec_->dependency_hints, total);
 }
 
 csr_rows graph_view::build_edges() {

@@ -72,6 +72,13 @@ class graph_view {
     return first_slot_;
   }
 
+  /// The nodes of kind child, conditional, mem_alloc or mem_free, in
+  /// declaration order (found while the names are indexed): what the spec
+  /// tree and the passes that concern only those kinds visit.
+  [[nodiscard]] const std::vector<std::uint32_t>& special_nodes() const noexcept {
+    return special_nodes_;
+  }
+
   /// True when a path of one or more edges leads from `from` to `to`.
   [[nodiscard]] bool reaches(std::size_t from, std::size_t to) const;
 
@@ -86,8 +93,9 @@ class graph_view {
   }
 
  private:
-  /// first_slot_, edge_count_, and whether the spec's dependency hints fit.
-  void count_dependencies();
+  /// Indexes the names; in the same pass over the nodes, counts their
+  /// dependencies (first_slot_, edge_count_, whether the spec's dependency
+  /// hints fit) and lists special_nodes_.
   void index_names();
   /// Builds dependencies_; returns the dependents' rows.
   csr_rows build_edges();
@@ -109,6 +117,7 @@ class graph_view {
   bool hinted_ = false;  // resolve through graph_spec::dependency_hints
   bool declared_in_order_ = true;  // every dependency declared before its dependent
   std::vector<std::uint32_t> first_slot_;
+  std::vector<std::uint32_t> special_nodes_;
   std::vector<std::size_t> order_;
   std::vector<std::uint32_t> rank_;
   // Scratch for reachability sweeps: a node is marked when its stamp equals

@@ -53,7 +53,7 @@ void spec_tree::add_frame(const graph_spec& spec, std::size_t parent, std::size_
     }
   }
 
-  for (std::size_t i = 0; i < spec.nodes.size(); ++i) {
+  for (const std::uint32_t i : frames_[self]->view.special_nodes()) {
     const node& n = spec.nodes[i];
     const node_kind kind = n.kind();
     if (kind == node_kind::mem_alloc || kind == node_kind::mem_free)

@@ -89,12 +89,17 @@ dependency_plan plan_dependencies(const graph_spec& spec) {
   };
   dependency_plan plan;
   resize_in_huge_pages(plan.dep_begin, count + 1);
-  for (std::uint32_t v = 0; v < count; ++v)
-    plan.dep_begin[v + 1] = plan.dep_begin[v] + static_cast<std::uint32_t>(spec.nodes[v].deps.size());
+  // Each node's dependencies are counted as its name is indexed (one pass
+  // over the nodes); whether the hints fit is known after, so fingerprints
+  // are kept wherever hints are given.
+  name_index names(spec.nodes, !spec.dependency_hints.empty());
+  index_all(
+      names, spec.nodes,
+      [&](std::uint32_t v) {
+        plan.dep_begin[v + 1] = plan.dep_begin[v] + static_cast<std::uint32_t>(spec.nodes[v].deps.size());
+      },
+      [&](std::uint32_t, std::uint32_t) { report(); });
   const bool hinted = hints_fit(spec.dependency_hints, plan.dep_begin[count]);
-
-  name_index names(spec.nodes, hinted);
-  index_all(names, spec.nodes, [](std::uint32_t) {}, [&](std::uint32_t, std::uint32_t) { report(); });
 
   resize_in_huge_pages(plan.deps, plan.dep_begin[count]);
   bool declared_in_order = true;  // every dependency declared before its dependent
