@@ -41,12 +41,11 @@ inline csr_rows reverse_csr(std::uint32_t count, const std::uint32_t* begin,
   for (std::uint32_t k = 0; k < edges; ++k) ++out.begin[target[k] + 1];
   for (std::uint32_t v = 0; v < count; ++v) out.begin[v + 1] += out.begin[v];
   resize_in_huge_pages(out.target, edges);
-  large_array<std::uint32_t> fill(count);
-  std::copy(out.begin.begin(), out.begin.end() - 1, fill.data());
 
   constexpr unsigned bucket_bits = 10;  // about 1024 buckets
   const unsigned node_bits = static_cast<unsigned>(std::bit_width(count));
   if (node_bits <= 16) {  // fill and output fit in cache: one pass
+    std::vector<std::uint32_t> fill(out.begin.begin(), out.begin.end() - 1);
     for (std::uint32_t v = 0; v < count; ++v)
       for (std::uint32_t k = begin[v]; k < begin[v + 1]; ++k) out.target[fill[target[k]]++] = v;
     return out;
@@ -55,16 +54,41 @@ inline csr_rows reverse_csr(std::uint32_t count, const std::uint32_t* begin,
   const std::uint32_t buckets = ((count - 1) >> shift) + 1;
   std::vector<std::uint32_t> bucket_fill(buckets);
   for (std::uint32_t b = 0; b < buckets; ++b) bucket_fill[b] = out.begin[b << shift];
-  large_array<std::uint64_t> staged(edges);  // (new source << 32) | new target, all written
-  for (std::uint32_t v = 0; v < count; ++v) {
-    for (std::uint32_t k = begin[v]; k < begin[v + 1]; ++k) {
-      const std::uint32_t u = target[k];
-      staged[bucket_fill[u >> shift]++] = (static_cast<std::uint64_t>(u) << 32) | v;
+  // Each bucket's edges, then each bucket into its rows, with a cursor per
+  // row of the bucket (a few kilobytes). An edge is staged as its new
+  // target and the low bits of its new source (the bucket holds the high
+  // ones): in 32 bits up to 2^21 nodes, else in 64.
+  const auto scatter = [&](auto& staged, auto encode, auto low_of, auto target_of) {
+    for (std::uint32_t v = 0; v < count; ++v) {
+      for (std::uint32_t k = begin[v]; k < begin[v + 1]; ++k) {
+        const std::uint32_t u = target[k];
+        staged[bucket_fill[u >> shift]++] = encode(u & ((std::uint32_t{1} << shift) - 1), v);
+      }
     }
-  }
-  for (std::uint32_t k = 0; k < edges; ++k) {
-    const std::uint64_t e = staged[k];
-    out.target[fill[static_cast<std::uint32_t>(e >> 32)]++] = static_cast<std::uint32_t>(e);
+    std::vector<std::uint32_t> cursor(std::size_t{1} << shift);
+    for (std::uint32_t b = 0; b < buckets; ++b) {
+      const std::uint32_t first = b << shift;
+      const std::uint32_t last = static_cast<std::uint32_t>(
+          std::min<std::uint64_t>(std::uint64_t{first} + (std::uint64_t{1} << shift), count));
+      std::copy(out.begin.begin() + first, out.begin.begin() + last, cursor.begin());
+      for (std::uint32_t k = out.begin[first]; k < out.begin[last]; ++k)
+        out.target[cursor[low_of(staged[k])]++] = target_of(staged[k]);
+    }
+  };
+  if (shift + node_bits <= 32) {
+    large_array<std::uint32_t> staged(edges);  // (source's low bits << node_bits) | target
+    const std::uint32_t target_mask = (std::uint32_t{1} << node_bits) - 1;
+    scatter(
+        staged, [&](std::uint32_t low, std::uint32_t v) { return (low << node_bits) | v; },
+        [&](std::uint32_t e) { return e >> node_bits; },
+        [&](std::uint32_t e) { return e & target_mask; });
+  } else {
+    large_array<std::uint64_t> staged(edges);  // (source's low bits << 32) | target
+    scatter(
+        staged,
+        [](std::uint32_t low, std::uint32_t v) { return (static_cast<std::uint64_t>(low) << 32) | v; },
+        [](std::uint64_t e) { return static_cast<std::uint32_t>(e >> 32); },
+        [](std::uint64_t e) { return static_cast<std::uint32_t>(e); });
   }
   return out;
 }
