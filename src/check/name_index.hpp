@@ -255,6 +255,7 @@ void index_all(name_index& names, const std::vector<node>& nodes, Before&& befor
   const auto hash_ahead = [&](std::uint32_t i) {
     hashes[i % ahead] = name_index::hash_of(nodes[i].name);
     names.prefetch(hashes[i % ahead]);
+    __builtin_prefetch(&nodes[i].deps);  // and the kind beside it, for before(i)
   };
   for (std::uint32_t i = 0; i < ahead; ++i) hash_ahead(i);
   for (std::uint32_t i = 0; i < count; ++i) {

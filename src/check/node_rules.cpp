@@ -50,6 +50,7 @@ struct visible_param {
 };
 
 constexpr std::size_t scope_scan_limit = 8;
+constexpr std::size_t prefetch_ahead = 8;  // nodes
 
 // Empty when more than scope_scan_limit parameters are visible: then the
 // tree's own lookup (hash maps) serves.
@@ -314,7 +315,16 @@ void check_node_rules(const spec_tree& tree) {
     if (nodes.empty()) continue;
     const std::vector<visible_param> scope = visible_params(tree, f);
     bool reads_buffers = false;
-    for (std::size_t i = 0; i < nodes.size(); ++i) node_checker(tree, f, i, scope, reads_buffers).run();
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      // A node's rules read most of its 256 bytes; in a large graph the
+      // nodes are far past the caches, and the hardware prefetcher stops at
+      // every 4 KiB page: fetched a few nodes ahead.
+      if (i + prefetch_ahead < nodes.size()) {
+        const char* ahead = reinterpret_cast<const char*>(&nodes[i + prefetch_ahead]);
+        for (std::size_t at = 0; at < sizeof(node); at += 64) __builtin_prefetch(ahead + at);
+      }
+      node_checker(tree, f, i, scope, reads_buffers).run();
+    }
     tree.at(f).reads_buffers = reads_buffers;  // every value of the frame seen
   }
 }
