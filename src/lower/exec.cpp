@@ -334,6 +334,24 @@ rebind_path exec::rebind(std::span<const binding> bindings) {
   return flush_dirty();
 }
 
+namespace {
+void index_launch_rules(exec::impl& st) {
+  st.launch_rule_params.clear();
+  for (node_state& n : st.nodes) {
+    const auto* k = std::get_if<kernel_node>(&n.spec_node->params);
+    if (!k || (!k->grid_from && k->shape_rules.empty())) continue;
+    n.first_launch_rule_param = static_cast<std::uint32_t>(st.launch_rule_params.size());
+    const auto index_of = [&](const std::string& name) {
+      return static_cast<std::uint32_t>(detail::find_param(st.params, st.param_index, name) -
+                                        st.params.data());
+    };
+    if (k->grid_from) st.launch_rule_params.push_back(index_of(k->grid_from->param));
+    for (const shape_rule& r : k->shape_rules) st.launch_rule_params.push_back(index_of(r.param));
+  }
+  st.launch_rules_indexed = true;
+}
+}  // namespace
+
 void exec::stage(std::string_view name, const type_tag& type, const void* bytes, std::size_t size,
                  std::string_view caller) {
   impl& st = live();
@@ -357,16 +375,20 @@ void exec::stage(std::string_view name, const type_tag& type, const void* bytes,
   // Launch dimensions that follow this parameter are computed before
   // anything changes: a shape CUDA cannot launch refuses the rebind whole.
   const std::span<const std::byte> candidate(static_cast<const std::byte*>(bytes), size);
-  const auto value_of = [&](const std::string& other) -> detail::integral_param {
-    if (other == p.name) return {candidate, p.type.is_signed};
-    return detail::integral_param_of(*detail::find_param(st.params, st.param_index, other));
-  };
+  if (!st.launch_rules_indexed) index_launch_rules(st);
+  const auto changing = static_cast<std::uint32_t>(&p - st.params.data());
   st.launch_scratch.clear();
   for (const detail::param_use& use : p.uses)
     if (use.slot == detail::grid_slot) {
       const node_state& n = st.nodes[use.node];
-      detail::apply_launch_rules(st.launch_scratch.emplace_back(),
-                                 *std::get_if<kernel_node>(&n.spec_node->params), n.path, value_of);
+      const std::uint32_t* rule_params = st.launch_rule_params.data() + n.first_launch_rule_param;
+      detail::apply_launch_rules(
+          st.launch_scratch.emplace_back(), *std::get_if<kernel_node>(&n.spec_node->params), n.path,
+          [&](std::size_t k, const std::string&) -> detail::integral_param {
+            const std::uint32_t at = rule_params[k];
+            if (at == changing) return {candidate, p.type.is_signed};
+            return detail::integral_param_of(st.params[at]);
+          });
     }
   std::memcpy(p.bytes.data(), bytes, size);
   std::size_t next_launch = 0;

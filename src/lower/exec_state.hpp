@@ -104,6 +104,9 @@ struct node_state {
   cudaGraphNode_t handle = nullptr;
   bool nested = false;  ///< inside a child graph or conditional body
   bool dirty = false;
+  /// Where this kernel's launch-rule parameters start in
+  /// exec::impl::launch_rule_params (a kernel whose launch follows one).
+  std::uint32_t first_launch_rule_param = 0;
 
   // Resolved values (kernel/host/captured args, memcpy dst+src, memset
   // dst+fill, event): slots[k] points at value k's bytes in value_storage,
@@ -167,7 +170,8 @@ struct launch_shape {
 
 /// Sets `launch`'s grid, block and shared bytes from kernel node `p`: its
 /// literal dimensions, then its grid rule and shape rules with each
-/// parameter's bytes from `value_of(name)`. Throws, naming the node, where a
+/// parameter's bytes from `value_of(k, name)`, k counting the node's rules
+/// (its grid rule first) so that a caller may keep them resolved by index. Throws, naming the node, where a
 /// rule gives more than CUDA allows. Inline: a reshape computes it for every
 /// node that follows a parameter.
 template <class Launch, class ValueOf>
@@ -176,14 +180,15 @@ void apply_launch_rules(Launch& launch, const kernel_node& p, const std::string&
   launch.gridDim = p.grid;
   launch.blockDim = p.block;
   launch.sharedMemBytes = p.shared_bytes;
+  std::size_t k = 0;
   if (p.grid_from) {
-    const std::int64_t n = integral_value(value_of(p.grid_from->param));
+    const std::int64_t n = integral_value(value_of(k++, p.grid_from->param));
     launch.gridDim = dim3(native::blocks_for(static_cast<std::uint64_t>(n < 0 ? 0 : n),
                                              p.grid_from->items_per_block),
                           1, 1);
   }
   for (const shape_rule& r : p.shape_rules) {
-    const std::int64_t value = integral_value(value_of(r.param));
+    const std::int64_t value = integral_value(value_of(k++, r.param));
     const native::launch_extent e = native::shape_rule_extent(r.dim, value, r.multiplier, r.divisor);
     if (!e.fits) refuse_launch_rule(path, r, value, native::launch_limit(r.dim));
     native::launch_dimension(launch, r.dim) = e.value;
@@ -249,6 +254,12 @@ struct exec::impl {
   unique_stream capture_stream;           ///< for re-recording captured nodes
   std::vector<std::uint32_t> dirty_scratch;  ///< reused by rebind: no allocation after warm-up
   std::vector<detail::launch_shape> launch_scratch;  ///< launches a rebind computes before applying
+  /// Each launch rule's parameter as an index into `params`, by node
+  /// (node_state::first_launch_rule_param), in apply_launch_rules' order:
+  /// a reshape reads them without comparing names. Built on first use and
+  /// again after the spec changes.
+  std::vector<std::uint32_t> launch_rule_params;
+  bool launch_rules_indexed = false;
   rebind_state rebind;
 };
 }  // namespace cudag

@@ -203,7 +203,7 @@ void exec::update(const graph_spec& changed, std::span<const binding> bindings) 
           if constexpr (std::is_same_v<P, kernel_node>) {
             p.kernel = n.kernel;
             p.kernel.func = const_cast<void*>(b.function);
-            detail::apply_launch_rules(p.kernel, b, n.path, [&](const std::string& name) {
+            detail::apply_launch_rules(p.kernel, b, n.path, [&](std::size_t, const std::string& name) {
               return detail::integral_param_of(*detail::find_param(params, param_index, name));
             });
             p.changed |= p.kernel.func != n.kernel.func ||
@@ -277,6 +277,7 @@ void exec::update(const graph_spec& changed, std::span<const binding> bindings) 
   st.params = std::move(params);
   st.param_index = std::move(param_index);
   st.spec = std::move(next);
+  st.launch_rules_indexed = false;
   (void)flush_dirty_after_launch_changes(launch_changes);
 }
 

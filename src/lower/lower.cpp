@@ -165,7 +165,7 @@ class lowerer {
               };
               if (p.grid_from) note_use(p.grid_from->param);
               for (const shape_rule& r : p.shape_rules) note_use(r.param);
-              apply_launch_rules(st.kernel, p, path, [&](const std::string& name) {
+              apply_launch_rules(st.kernel, p, path, [&](std::size_t, const std::string& name) {
                 return integral_param_of(param_named(name, path));
               });
             }

@@ -169,6 +169,48 @@ TEST(ShapeRules, CheckRefusesRulesItCannotApply) {
             "accepted");
 }
 
+/// One kernel whose grid follows "rows" and "cols" (x from the first
+/// named, y from the second), with a node before it that follows nothing.
+cudag::graph_spec two_axis(bool rows_on_x) {
+  cudag::builder b("two_axis");
+  auto x = b.param<float*>("x");
+  auto rows = b.param<int>("rows");
+  auto cols = b.param<int>("cols");
+  auto lead = b.kernel("lead", &layer, cudag::launch(dim3(1), dim3(32)), x, x, 1, 1);
+  cudag::launch_config tile = cudag::launch(dim3(1), dim3(16));
+  if (rows_on_x)
+    tile.follow(cudag::launch_dim::grid_x, rows, 1, 16).follow(cudag::launch_dim::grid_y, cols, 1, 8);
+  else
+    tile.follow(cudag::launch_dim::grid_x, cols, 1, 16).follow(cudag::launch_dim::grid_y, rows, 1, 8);
+  auto t = b.kernel("tile", &layer, tile, x, x, rows, cols);
+  b.edge(lead, t);
+  return b.build();
+}
+
+TEST(ShapeRules, ARuleReadsItsOwnParameterAfterAnUpdateMovedTheRules) {
+  cudag::native::recorder rec;
+  name_everything(rec);
+  const auto at = [](int rows, int cols) {
+    return std::vector<cudag::binding>{cudag::bind("x", dev_x), cudag::bind("rows", rows),
+                                       cudag::bind("cols", cols)};
+  };
+  auto e = cudag::instantiate(two_axis(true), at(64, 64));
+  e.set_rebind_policy(cudag::rebind_policy::node_setters);
+  (void)e.reshape(cudag::bind("rows", 160));  // grid.x = ceil(160 / 16)
+  EXPECT_NE(lines(rec.calls()).find("grid=(10,8,1)"), std::string::npos) << rec.transcript();
+  // The same parameters, the rules swapped between the axes.
+  e.update(two_axis(false), at(160, 64));
+  rec.clear();
+  (void)e.reshape(cudag::bind("rows", 320));  // now grid.y = ceil(320 / 8)
+  EXPECT_EQ(lines(rec.calls()),
+            "exec_kernel_node_set_params x1 n2 layer grid=(4,40,1) block=(16,1,1) shared=0 "
+            "args=[x, x, 0x140, 0x40]\n")
+      << rec.transcript();
+  rec.clear();
+  (void)e.reshape(cudag::bind("cols", 32));  // grid.x = ceil(32 / 16)
+  EXPECT_NE(lines(rec.calls()).find("grid=(2,40,1)"), std::string::npos) << rec.transcript();
+}
+
 TEST(ShapeRules, PicturesShowTheRules) {
   const std::string dot = cudag::to_dot(mlp());
   EXPECT_NE(dot.find("grid.x = ceil(batch/16)"), std::string::npos) << dot;

@@ -4,7 +4,9 @@
 //   ready:    every shape launchable. Raw: one exec per shape (build,
 //             instantiate, upload each), and one exec switched by template
 //             setters + cudaGraphExecUpdate. cudag: one exec with a shape
-//             rule, instantiated once, then a reshape per shape.
+//             rule, instantiated once, then a reshape per shape. Timed as
+//             two interleaved pairs (cudag against each raw way), so that
+//             neither runs beside the other's 67 live execs.
 //   switch:   one change of shape. Raw: template setters + update (the
 //             faster raw path for grid changes), and exec setters. cudag:
 //             exec::reshape.
@@ -226,10 +228,24 @@ int main(int argc, char** argv) {
   }
 
   // ---- ready: every shape launchable --------------------------------------
+  // Two interleaved pairs, cudag against each raw way: timed beside the 67
+  // live execs of one exec per shape, either side would pay for them. Each
+  // side's teardown (untimed) ends with the device idle.
   std::vector<raw_chain> per_shape(static_cast<std::size_t>(shapes));
   raw_chain switched;
   std::optional<cudag::exec> held;  // destroyed untimed, as the raw sides' graphs are
-  const std::vector<bench::summary> ready = bench::interleaved(
+  const bench::side cudag_ready{
+      [&] {  // cudag: one family exec, reshaped through every shape
+        held.emplace(cudag::instantiate(spec, first_bindings()));
+        held->upload(stream);
+        for (int s = 1; s < shapes; ++s) (void)held->reshape(shape_bindings(batch_of(s)));
+        BENCH_CHECK(cudaStreamSynchronize(stream));
+      },
+      [&] {
+        held.reset();
+        BENCH_CHECK(cudaDeviceSynchronize());
+      }};
+  const std::vector<bench::summary> ready_per_shape = bench::interleaved(
       rounds, 1,
       {
           {[&] {  // raw: one exec per shape
@@ -238,6 +254,32 @@ int main(int argc, char** argv) {
            },
            [&] {
              for (auto& c : per_shape) destroy_raw(c);
+             BENCH_CHECK(cudaDeviceSynchronize());
+           }},
+          cudag_ready,
+      });
+  for (auto& c : per_shape) destroy_raw(c);
+  held.reset();
+  const std::vector<bench::summary> ready_switched = bench::interleaved(
+      rounds, 1,
+      {
+          {[&] {  // raw: one exec, switched through every shape by update
+             build_raw(switched, &x, kernels, batch_of(0), stream);
+             for (int s = 1; s < shapes; ++s) switch_by_update(switched, batch_of(s));
+             BENCH_CHECK(cudaStreamSynchronize(stream));
+           },
+           [&] {
+             destroy_raw(switched);
+             BENCH_CHECK(cudaDeviceSynchronize());
+           }},
+          cudag_ready,
+      });
+  rep.add({"ready: every shape launchable", "one exec per shape (build, instantiate, upload each)",
+           ready_per_shape[0], ready_per_shape[1], ""});
+  rep.add({"ready: every shape launchable", "one exec + a switch per shape (template setters + update)",
+           ready_switched[0], ready_switched[1], "<= 1.1"});
+
+  for (auto& c : per_shape) destroy_raw(c);
            }},
           {[&] {  // raw: one exec, switched through every shape by update
              build_raw(switched, &x, kernels, batch_of(0), stream);
