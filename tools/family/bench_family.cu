@@ -280,27 +280,6 @@ int main(int argc, char** argv) {
            ready_switched[0], ready_switched[1], "<= 1.1"});
 
   for (auto& c : per_shape) destroy_raw(c);
-           }},
-          {[&] {  // raw: one exec, switched through every shape by update
-             build_raw(switched, &x, kernels, batch_of(0), stream);
-             for (int s = 1; s < shapes; ++s) switch_by_update(switched, batch_of(s));
-             BENCH_CHECK(cudaStreamSynchronize(stream));
-           },
-           [&] { destroy_raw(switched); }},
-          {[&] {  // cudag: one family exec, reshaped through every shape
-             held.emplace(cudag::instantiate(spec, first_bindings()));
-             held->upload(stream);
-             for (int s = 1; s < shapes; ++s) (void)held->reshape(shape_bindings(batch_of(s)));
-             BENCH_CHECK(cudaStreamSynchronize(stream));
-           },
-           [&] { held.reset(); }},
-      });
-  rep.add({"ready: every shape launchable", "one exec per shape (build, instantiate, upload each)",
-           ready[0], ready[2], ""});
-  rep.add({"ready: every shape launchable", "one exec + a switch per shape (template setters + update)",
-           ready[1], ready[2], "<= 1.1"});
-
-  for (auto& c : per_shape) destroy_raw(c);
   destroy_raw(switched);
   cudag::exec& family = *held;
 
