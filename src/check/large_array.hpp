@@ -37,26 +37,23 @@ inline void advise_huge_pages(void* data, std::size_t bytes) noexcept {
   if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
 }
 
-/// v.resize(size), with a new block's huge-page part advised before the
-/// new elements are written (the per-call arrays that Boost.Graph or a
-/// plan keep as std::vector: fewer page faults and TLB misses).
-template <class T>
-void resize_in_huge_pages(std::vector<T>& v, std::size_t size) {
-  if (v.capacity() < size) {
-    v.reserve(size);
-    advise_huge_pages(v.data(), size * sizeof(T));
-  }
-  v.resize(size);
-}
-
-/// v.reserve(size) with the block advised as in resize_in_huge_pages(), for
-/// a vector filled by push_back.
+/// v.reserve(size), a new block's huge-page part advised before anything is
+/// written to it (for a vector filled by push_back).
 template <class T>
 void reserve_in_huge_pages(std::vector<T>& v, std::size_t size) {
   if (v.capacity() < size) {
     v.reserve(size);
     advise_huge_pages(v.data(), size * sizeof(T));
   }
+}
+
+/// v.resize(size), with a new block's huge-page part advised before the
+/// new elements are written (the per-call arrays that Boost.Graph or a
+/// plan keep as std::vector: fewer page faults and TLB misses).
+template <class T>
+void resize_in_huge_pages(std::vector<T>& v, std::size_t size) {
+  reserve_in_huge_pages(v, size);
+  v.resize(size);
 }
 
 template <class T>

@@ -171,8 +171,8 @@ struct launch_shape {
 /// Sets `launch`'s grid, block and shared bytes from kernel node `p`: its
 /// literal dimensions, then its grid rule and shape rules with each
 /// parameter's bytes from `value_of(k, name)`, k counting the node's rules
-/// (its grid rule first) so that a caller may keep them resolved by index. Throws, naming the node, where a
-/// rule gives more than CUDA allows. Inline: a reshape computes it for every
+/// (its grid rule first) so that a caller may keep them resolved by index.
+/// Throws, naming the node, where a rule gives more than CUDA allows. Inline: a reshape computes it for every
 /// node that follows a parameter.
 template <class Launch, class ValueOf>
 void apply_launch_rules(Launch& launch, const kernel_node& p, const std::string& path,
