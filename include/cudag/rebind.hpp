@@ -36,6 +36,11 @@ class rebind_nodes {
   virtual void restore_captured(cudaGraphExec_t exec) = 0;
   /// Names a node of the template graph, for a refused update.
   [[nodiscard]] virtual std::string name_of(cudaGraphNode_t node) const = 0;
+  /// Whether any node needs a whole-graph update, or is captured: false
+  /// spares apply_rebind the question for every changed node (a family of
+  /// plain kernels, changed at every reshape).
+  [[nodiscard]] virtual bool any_needs_whole_update() const noexcept { return true; }
+  [[nodiscard]] virtual bool any_captured() const noexcept { return true; }
 
  protected:
   ~rebind_nodes() = default;
@@ -50,6 +55,16 @@ inline constexpr std::size_t reshape_update_minimum = 2;
                                                                    std::size_t top_level) noexcept {
   return changed >= reshape_update_minimum && changed * 8 >= top_level;
 }
+
+namespace detail {
+/// Whether `items` holds `item`; constexpr, for the DSL's node kinds.
+template <class Items, class Item>
+[[nodiscard]] constexpr bool holds(const Items& items, const Item& item) noexcept {
+  for (const auto& x : items)
+    if (x == item) return true;
+  return false;
+}
+}  // namespace detail
 
 /// What an exec keeps between rebinds.
 struct rebind_state {

@@ -335,9 +335,27 @@ rebind_path exec::rebind(std::span<const binding> bindings) {
 }
 
 namespace {
-void index_launch_rules(exec::impl& st) {
+/// The same launch from the same parameters: equal base launches and equal
+/// rules (one parameter table serves every level, so equal names are one
+/// parameter).
+bool same_launch_rules(const kernel_node& a, const kernel_node& b) {
+  const auto same_dims = [](dim3 x, dim3 y) { return x.x == y.x && x.y == y.y && x.z == y.z; };
+  return same_dims(a.grid, b.grid) && same_dims(a.block, b.block) &&
+         a.shared_bytes == b.shared_bytes && a.grid_from == b.grid_from &&
+         a.shape_rules == b.shape_rules;
+}
+
+void index_for_rebind(exec::impl& st) {
   st.launch_rule_params.clear();
+  st.any_nested = false;
+  st.any_top_level_captured = false;
+  // A family's kernels usually follow one rule in a row: comparing with the
+  // last group's kernel finds most of them.
+  const kernel_node* group_kernel = nullptr;
+  std::uint32_t groups = 0;
   for (node_state& n : st.nodes) {
+    st.any_nested |= n.nested;
+    st.any_top_level_captured |= n.kind == node_kind::captured && !n.nested;
     const auto* k = std::get_if<kernel_node>(&n.spec_node->params);
     if (!k || (!k->grid_from && k->shape_rules.empty())) continue;
     n.first_launch_rule_param = static_cast<std::uint32_t>(st.launch_rule_params.size());
@@ -347,8 +365,13 @@ void index_launch_rules(exec::impl& st) {
     };
     if (k->grid_from) st.launch_rule_params.push_back(index_of(k->grid_from->param));
     for (const shape_rule& r : k->shape_rules) st.launch_rule_params.push_back(index_of(r.param));
+    if (!group_kernel || !same_launch_rules(*group_kernel, *k)) {
+      group_kernel = k;
+      ++groups;
+    }
+    n.launch_group = groups;
   }
-  st.launch_rules_indexed = true;
+  st.rebind_index_built = true;
 }
 }  // namespace
 
@@ -375,12 +398,15 @@ void exec::stage(std::string_view name, const type_tag& type, const void* bytes,
   // Launch dimensions that follow this parameter are computed before
   // anything changes: a shape CUDA cannot launch refuses the rebind whole.
   const std::span<const std::byte> candidate(static_cast<const std::byte*>(bytes), size);
-  if (!st.launch_rules_indexed) index_launch_rules(st);
+  if (!st.rebind_index_built) index_for_rebind(st);
   const auto changing = static_cast<std::uint32_t>(&p - st.params.data());
   st.launch_scratch.clear();
+  std::uint32_t last_group = 0;
   for (const detail::param_use& use : p.uses)
     if (use.slot == detail::grid_slot) {
       const node_state& n = st.nodes[use.node];
+      if (n.launch_group == last_group) continue;  // the same rules as the launch just computed
+      last_group = n.launch_group;
       const std::uint32_t* rule_params = st.launch_rule_params.data() + n.first_launch_rule_param;
       detail::apply_launch_rules(
           st.launch_scratch.emplace_back(), *std::get_if<kernel_node>(&n.spec_node->params), n.path,
@@ -391,11 +417,17 @@ void exec::stage(std::string_view name, const type_tag& type, const void* bytes,
           });
     }
   std::memcpy(p.bytes.data(), bytes, size);
+  // The same walk: one launch computed above for each run of one group.
   std::size_t next_launch = 0;
+  last_group = 0;
   for (const detail::param_use& use : p.uses) {
     node_state& n = st.nodes[use.node];
     if (use.slot == detail::grid_slot) {
-      const detail::launch_shape& launch = st.launch_scratch[next_launch++];
+      if (n.launch_group != last_group) {
+        last_group = n.launch_group;
+        ++next_launch;
+      }
+      const detail::launch_shape& launch = st.launch_scratch[next_launch - 1];
       n.kernel.gridDim = launch.gridDim;
       n.kernel.blockDim = launch.blockDim;
       n.kernel.sharedMemBytes = launch.sharedMemBytes;
@@ -404,6 +436,10 @@ void exec::stage(std::string_view name, const type_tag& type, const void* bytes,
       std::memcpy(&base, p.bytes.data(), sizeof(base));
       const std::byte* at = base + use.offset_bytes;
       std::memcpy(n.slots[use.slot], &at, sizeof(at));
+    } else if (size == sizeof(std::uint32_t)) {  // the common sizes inline, not a libc call
+      std::memcpy(n.slots[use.slot], p.bytes.data(), sizeof(std::uint32_t));
+    } else if (size == sizeof(std::uint64_t)) {
+      std::memcpy(n.slots[use.slot], p.bytes.data(), sizeof(std::uint64_t));
     } else {
       std::memcpy(n.slots[use.slot], p.bytes.data(), size);
     }
@@ -434,6 +470,8 @@ class spec_rebind_nodes final : public rebind_nodes {
         native::set_child(native::param_target::on_exec(exec), n.handle, n.captured.get(), n.path);
   }
   std::string name_of(cudaGraphNode_t h) const override { return path_of(st_.nodes, h); }
+  bool any_needs_whole_update() const noexcept override { return st_.any_nested; }
+  bool any_captured() const noexcept override { return st_.any_top_level_captured; }
 
  private:
   exec::impl& st_;
@@ -450,6 +488,7 @@ rebind_path exec::flush_dirty() {
   for (std::uint32_t i : st.dirty_scratch) st.nodes[i].dirty = false;
   if (st.rebind.template_stale.size() != st.nodes.size())
     st.rebind.template_stale.assign(st.nodes.size(), false);
+  if (!st.rebind_index_built) index_for_rebind(st);
   detail::spec_rebind_nodes nodes(st);
   const rebind_path path = apply_rebind(st.core, nodes, st.dirty_scratch, st.rebind);
   st.dirty_scratch.clear();
@@ -462,8 +501,11 @@ rebind_path exec::reshape(std::span<const binding> shape) {
   impl& st = live();
   st.dirty_scratch.clear();
   for (const binding& b : shape) stage(b.name, b.type, b.bytes.data(), b.bytes.size(), "reshape");
-  std::size_t top_level = 0;
-  for (const std::uint32_t v : st.dirty_scratch) top_level += !st.nodes[v].nested;
+  std::size_t top_level = st.dirty_scratch.size();
+  if (st.any_nested) {  // stage() built the flag whenever a node changed
+    top_level = 0;
+    for (const std::uint32_t v : st.dirty_scratch) top_level += !st.nodes[v].nested;
+  }
   return flush_dirty_after_launch_changes(top_level);
 }
 

@@ -107,6 +107,9 @@ struct node_state {
   /// Where this kernel's launch-rule parameters start in
   /// exec::impl::launch_rule_params (a kernel whose launch follows one).
   std::uint32_t first_launch_rule_param = 0;
+  /// Kernels whose launches follow the same rules from the same base launch
+  /// share a group (numbered from 1): a reshape computes one launch a group.
+  std::uint32_t launch_group = 0;
 
   // Resolved values (kernel/host/captured args, memcpy dst+src, memset
   // dst+fill, event): slots[k] points at value k's bytes in value_storage,
@@ -259,7 +262,13 @@ struct exec::impl {
   /// a reshape reads them without comparing names. Built on first use and
   /// again after the spec changes.
   std::vector<std::uint32_t> launch_rule_params;
-  bool launch_rules_indexed = false;
+  /// Whether any node is nested (changed only by a whole-graph update) or
+  /// a top-level captured node: a rebind asks node by node only then.
+  bool any_nested = false;
+  bool any_top_level_captured = false;
+  /// launch_rule_params, the launch groups and the two flags above are
+  /// current (cleared by update(), which makes the nodes anew).
+  bool rebind_index_built = false;
   rebind_state rebind;
 };
 }  // namespace cudag

@@ -277,7 +277,7 @@ void exec::update(const graph_spec& changed, std::span<const binding> bindings) 
   st.params = std::move(params);
   st.param_index = std::move(param_index);
   st.spec = std::move(next);
-  st.launch_rules_indexed = false;
+  st.rebind_index_built = false;
   (void)flush_dirty_after_launch_changes(launch_changes);
 }
 

@@ -106,6 +106,51 @@ TEST(ShapeRules, ReshapeSendsNewLaunchesThroughOneWholeUpdate) {
   EXPECT_NE(rec.calls()[0].find("grid=(1,4,1)"), std::string::npos) << rec.calls()[0];
 }
 
+// A reshape computes one launch for kernels in a row that follow the same
+// rules from the same base launch; a kernel whose base block, grid or shared
+// memory differs, or whose rules differ, keeps its own launch.
+TEST(ShapeRules, KernelsWithTheSameRulesShareALaunchOnlyFromTheSameBase) {
+  cudag::native::recorder rec;
+  name_everything(rec);
+  cudag::builder b("bases");
+  auto x = b.param<float*>("x");
+  auto y = b.param<float*>("y");
+  auto batch = b.param<int>("batch");
+  const auto from = [&](dim3 grid, dim3 block, unsigned shared) {
+    return cudag::launch(grid, block, shared).follow(cudag::launch_dim::grid_x, batch, 1, 16);
+  };
+  const auto by_32 =
+      cudag::launch(dim3(1, 2), dim3(32), 8).follow(cudag::launch_dim::grid_x, batch, 1, 32);
+  auto a1 = b.kernel("a1", &layer, from(dim3(1, 4), dim3(16), 0), x, y, batch, 1);
+  auto a2 = b.kernel("a2", &layer, from(dim3(1, 4), dim3(16), 0), x, y, batch, 2);
+  auto block = b.kernel("block", &layer, from(dim3(1, 4), dim3(32), 0), x, y, batch, 3);
+  auto grid = b.kernel("grid", &layer, from(dim3(1, 2), dim3(32), 0), x, y, batch, 4);
+  auto shared = b.kernel("shared", &layer, from(dim3(1, 2), dim3(32), 8), x, y, batch, 5);
+  auto rule = b.kernel("rule", &layer, by_32, x, y, batch, 6);
+  auto a3 = b.kernel("a3", &layer, from(dim3(1, 4), dim3(16), 0), x, y, batch, 7);
+  b.chain(a1, a2, block, grid, shared, rule, a3);
+  auto e = cudag::instantiate(b.build(), at_batch(64));
+  e.set_rebind_policy(cudag::rebind_policy::node_setters);
+  rec.clear();
+  EXPECT_EQ(e.reshape(cudag::bind("batch", 640)), cudag::rebind_path::node_setters);
+  EXPECT_EQ(lines(rec.calls()),
+            "exec_kernel_node_set_params x1 n1 layer grid=(40,4,1) block=(16,1,1) shared=0 "
+            "args=[x, y, 0x280, 0x1]\n"
+            "exec_kernel_node_set_params x1 n2 layer grid=(40,4,1) block=(16,1,1) shared=0 "
+            "args=[x, y, 0x280, 0x2]\n"
+            "exec_kernel_node_set_params x1 n3 layer grid=(40,4,1) block=(32,1,1) shared=0 "
+            "args=[x, y, 0x280, 0x3]\n"
+            "exec_kernel_node_set_params x1 n4 layer grid=(40,2,1) block=(32,1,1) shared=0 "
+            "args=[x, y, 0x280, 0x4]\n"
+            "exec_kernel_node_set_params x1 n5 layer grid=(40,2,1) block=(32,1,1) shared=8 "
+            "args=[x, y, 0x280, 0x5]\n"
+            "exec_kernel_node_set_params x1 n6 layer grid=(20,2,1) block=(32,1,1) shared=8 "
+            "args=[x, y, 0x280, 0x6]\n"
+            "exec_kernel_node_set_params x1 n7 layer grid=(40,4,1) block=(16,1,1) shared=0 "
+            "args=[x, y, 0x280, 0x7]\n")
+      << rec.transcript();
+}
+
 TEST(ShapeRules, AShapeCudaCannotLaunchIsRefusedBeforeAnythingChanges) {
   cudag::native::recorder rec;
   name_everything(rec);

@@ -495,6 +495,15 @@ class exec {
       }
     }
     std::string name_of(cudaGraphNode_t node) const override { return owner_.node_name_of(node); }
+    bool any_needs_whole_update() const noexcept override {
+      constexpr bool any = detail::holds(G::shape.kinds, node_kind::child) ||
+                           detail::holds(G::shape.kinds, node_kind::conditional);
+      return any;
+    }
+    bool any_captured() const noexcept override {
+      constexpr bool any = detail::holds(G::shape.kinds, node_kind::captured);
+      return any;
+    }
 
    private:
     exec& owner_;
