@@ -149,10 +149,7 @@ type_tag bytes_tag(std::size_t size) {
 }
 
 value literal_bytes(const void* bytes, std::size_t size) {
-  literal lit;
-  lit.bytes.resize(size);
-  std::memcpy(lit.bytes.data(), bytes, size);
-  return value{bytes_tag(size), std::move(lit)};
+  return value{bytes_tag(size), literal{cudag::literal_bytes(bytes, size)}};
 }
 
 // Allocations made by mem-alloc nodes of this graph or an enclosing one.

@@ -1483,7 +1483,8 @@ using shape_of = dsl::graph_t<std::remove_cvref_t<Items>...>;
 
 template <class A, class B>
 bool same_range(const A& a, const B& b) {
-  return std::equal(a.begin(), a.end(), b.begin(), b.end());
+  // Empty ranges apart: std::equal would memcmp an empty array's null data.
+  return a.size() == b.size() && (a.size() == 0 || std::equal(a.begin(), a.end(), b.begin()));
 }
 template <class A, class B>
 bool same_refs(const A& a, const B& b) {

@@ -354,13 +354,15 @@ void lower_graph(const G& graph, graph_storage<G>& storage, lowering_state& st, 
   constexpr const auto& s = G::shape;
   // Conditions tested by this graph's conditional nodes live on this graph
   // (each condition is tested by one conditional node: the shape checks it).
-  for (std::size_t v = 0; v < G::node_count; ++v) {
-    if (s.owned_condition[v] == 0) continue;
-    const std::uint32_t slot = Root::shape.condition_slot(s.owned_condition[v]);
-    const ref_info& c = Root::shape.conditions[slot];
-    const_cast<cudaGraphConditionalHandle*>(st.values.conditions)[slot] =
-        native::create_condition(target, c.default_value, c.assign_default, s.names[v]);
-  }
+  // Not even compiled without conditions: its table would be empty.
+  if constexpr (Root::shape.conditions.size() != 0)
+    for (std::size_t v = 0; v < G::node_count; ++v) {
+      if (s.owned_condition[v] == 0) continue;
+      const std::uint32_t slot = Root::shape.condition_slot(s.owned_condition[v]);
+      const ref_info& c = Root::shape.conditions[slot];
+      const_cast<cudaGraphConditionalHandle*>(st.values.conditions)[slot] =
+          native::create_condition(target, c.default_value, c.assign_default, s.names[v]);
+    }
   bind_entries<G, Root>(graph.items, storage.items, storage.entries.data());
   std::array<cudaGraphNode_t, (s.max_deps > 0 ? s.max_deps : 1)> deps{};
   for (std::size_t k = 0; k < G::node_count; ++k) {
@@ -482,11 +484,12 @@ void write_graph(const G& graph, spec_writer w) {
     for (std::uint32_t k = s.dep_begin[v]; k < s.dep_begin[v + 1]; ++k)
       w.depend(v, s.names[s.deps[k]]);
   for (const ref_info& p : s.params) w.param(p.name, p.runtime_type());
-  for (std::size_t v = 0; v < G::node_count; ++v) {
-    if (s.owned_condition[v] == 0) continue;
-    const ref_info& c = s.conditions[s.condition_slot(s.owned_condition[v])];
-    w.condition(c.name, c.default_value, c.assign_default);
-  }
+  if constexpr (G::shape.conditions.size() != 0)  // else the table is empty
+    for (std::size_t v = 0; v < G::node_count; ++v) {
+      if (s.owned_condition[v] == 0) continue;
+      const ref_info& c = s.conditions[s.condition_slot(s.owned_condition[v])];
+      w.condition(c.name, c.default_value, c.assign_default);
+    }
 }
 
 /// The graph as a cudag::graph_spec, so that check(), DOT and the analyses
