@@ -98,6 +98,10 @@ class builder {
  public:
   explicit builder(std::string graph_name = "graph");
 
+  /// Room for `nodes` nodes and `edges` edges in all, for a graph whose size
+  /// is known: nothing is reallocated, and no node moved, as it grows.
+  void reserve(std::size_t nodes, std::size_t edges = 0);
+
   // ---------------------------------------------------------- declarations --
   template <class T>
   param_handle<T> param(std::string name) {
@@ -296,6 +300,9 @@ class builder {
   [[nodiscard]] std::size_t find_node(std::string_view name) const noexcept;
   /// Records the last node's name in the index; false if the name is taken.
   bool index_last_node();
+  /// A name table of `slots` entries (a power of two) holding the first
+  /// `indexed` nodes.
+  void rebuild_name_table(std::size_t slots, std::size_t indexed);
   void unindex_last_node() noexcept;
   node_ref add_conditional(std::string name, conditional_kind kind, const condition_handle& c,
                            std::vector<graph_spec> bodies);

@@ -51,18 +51,31 @@ std::size_t builder::find_node(std::string_view name) const noexcept {
   }
 }
 
+void builder::rebuild_name_table(std::size_t slots, std::size_t indexed) {
+  std::vector<std::uint32_t> grown(slots, 0);
+  const std::size_t mask = grown.size() - 1;
+  for (std::size_t n = 0; n < indexed; ++n) {
+    std::size_t i = hash_name(spec_.nodes[n].name) & mask;
+    while (grown[i] != 0) i = (i + 1) & mask;
+    grown[i] = static_cast<std::uint32_t>(n + 1);
+  }
+  name_slots_.swap(grown);
+}
+
+void builder::reserve(std::size_t nodes, std::size_t edges) {
+  spec_.nodes.reserve(nodes);
+  edges_.reserve(edges);
+  // A name table that stays at most half full up to `nodes`.
+  std::size_t slots = 64;
+  while (slots < 2 * nodes) slots *= 2;
+  if (slots > name_slots_.size()) rebuild_name_table(slots, spec_.nodes.size());
+}
+
 bool builder::index_last_node() {
   const std::size_t count = spec_.nodes.size();
-  if (count * 2 > name_slots_.size()) {  // load factor at most one half
-    std::vector<std::uint32_t> grown(std::max<std::size_t>(64, name_slots_.size() * 2), 0);
-    const std::size_t mask = grown.size() - 1;
-    for (std::size_t n = 0; n + 1 < count; ++n) {
-      std::size_t i = hash_name(spec_.nodes[n].name) & mask;
-      while (grown[i] != 0) i = (i + 1) & mask;
-      grown[i] = static_cast<std::uint32_t>(n + 1);
-    }
-    name_slots_.swap(grown);
-  }
+  // Load factor at most one half.
+  if (count * 2 > name_slots_.size())
+    rebuild_name_table(std::max<std::size_t>(64, name_slots_.size() * 2), count - 1);
   const std::string& name = spec_.nodes.back().name;
   const std::size_t mask = name_slots_.size() - 1;
   std::size_t i = hash_name(name) & mask;

@@ -201,6 +201,28 @@ TEST(Builder, EveryNameIsFoundAfterTheIndexGrows) {
   EXPECT_EQ(b.node("node_5000").index(), std::size_t(count));
 }
 
+// reserve() makes room up front: the nodes are not moved as the graph grows,
+// and names indexed before and after it are all found.
+TEST(Builder, ReserveKeepsTheNodesInPlaceAndEveryNameFound) {
+  cudag::builder b("reserved");
+  for (int i = 0; i < 40; ++i) b.empty("early_" + std::to_string(i));
+  constexpr int count = 3000;
+  b.reserve(count, count);
+  const cudag::node* first = b.spec().nodes.data();
+  for (int i = 40; i < count; ++i) b.empty("late_" + std::to_string(i));
+  EXPECT_EQ(b.spec().nodes.data(), first) << "the nodes moved after reserve()";
+  for (int i = 0; i < count; ++i) {
+    const std::string name = (i < 40 ? "early_" : "late_") + std::to_string(i);
+    ASSERT_EQ(b.node(name).index(), std::size_t(i)) << name;
+  }
+  EXPECT_THROW(b.empty("early_7"), cudag::error);
+  EXPECT_THROW(b.empty("late_2999"), cudag::error);
+  b.reserve(10);  // less than there is: nothing changes
+  EXPECT_EQ(b.node("early_39").index(), 39u);
+  b.edge("early_0", "late_2999");
+  EXPECT_EQ(b.spec().nodes.back().deps, std::vector<std::string>{"early_0"});
+}
+
 // build() hands check() each dependency's node index (dependency_hints, all
 // nodes' lists in order), whatever order the edges were added in; spec()
 // has none; a repeated edge adds no hint.

@@ -23,6 +23,7 @@ namespace {
 template <class Reader>
 cudag::graph_spec spec_of(const dag& d, int readers, Reader&& reader) {
   cudag::builder b("compare");
+  b.reserve(std::size_t(d.nodes), d.edges());  // the size is known, as in a program
   auto buf = b.param<float*>("buf");
   auto c = b.param<float>("c");
   std::vector<cudag::node_ref> nodes;

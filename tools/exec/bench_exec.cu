@@ -85,6 +85,7 @@ cudaGraph_t captured_chain(int count, float* x, cudaStream_t stream) {
 /// the builder calls and build().
 cudag::graph_spec chain_spec(int count, int readers) {
   cudag::builder b("chain");
+  b.reserve(std::size_t(count), std::size_t(count));  // the size is known, as in a program
   auto p = b.param<float*>("p");
   auto q = b.param<float*>("q");
   std::optional<cudag::node_ref> previous;
