@@ -130,6 +130,19 @@ struct launch_extent {
   return {static_cast<unsigned>(extent), true};
 }
 
+/// Whether two launch dimensions are the same (dim3 has no operator==).
+[[nodiscard]] constexpr bool same_dims(const dim3& a, const dim3& b) noexcept {
+  return a.x == b.x && a.y == b.y && a.z == b.z;
+}
+
+/// Whether two launches (anything with gridDim, blockDim and sharedMemBytes)
+/// have the same grid, block and shared memory.
+template <class Launch>
+[[nodiscard]] constexpr bool same_launch(const Launch& a, const Launch& b) noexcept {
+  return same_dims(a.gridDim, b.gridDim) && same_dims(a.blockDim, b.blockDim) &&
+         a.sharedMemBytes == b.sharedMemBytes;
+}
+
 /// Whether a block of x * y * z threads is one CUDA launches (at most 1024).
 [[nodiscard]] constexpr bool block_fits(unsigned x, unsigned y, unsigned z) noexcept {
   return static_cast<std::uint64_t>(x) * y * z <= 1024;

@@ -18,6 +18,7 @@
 #include <variant>
 
 #include "cudag/error.hpp"
+#include "cudag/native_nodes.hpp"
 #include "display_text.hpp"
 
 namespace cudag {
@@ -69,8 +70,6 @@ std::string readable(std::string_view text) {
 }
 
 std::string named(std::string_view name) { return cat({"'", readable(name), "'"}); }
-
-bool same_dims(const dim3& a, const dim3& b) { return a.x == b.x && a.y == b.y && a.z == b.z; }
 
 std::string_view yes_no(bool b) { return b ? "yes" : "no"; }
 
@@ -405,8 +404,8 @@ class differ {
       if (from == to) to += " (another function)";
       changed(path, cat({"function ", from, " -> ", to}));
     }
-    if (!same_dims(b.grid, a.grid)) changed(path, cat({"grid ", dims(b.grid), " -> ", dims(a.grid)}));
-    if (!same_dims(b.block, a.block))
+    if (!native::same_dims(b.grid, a.grid)) changed(path, cat({"grid ", dims(b.grid), " -> ", dims(a.grid)}));
+    if (!native::same_dims(b.block, a.block))
       changed(path, cat({"block ", dims(b.block), " -> ", dims(a.block)}));
     compare_number(path, "shared bytes", b.shared_bytes, a.shared_bytes);
     if (b.grid_from != a.grid_from)

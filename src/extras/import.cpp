@@ -148,8 +148,8 @@ type_tag bytes_tag(std::size_t size) {
   }
 }
 
-value literal_bytes(const void* bytes, std::size_t size) {
-  return value{bytes_tag(size), literal{cudag::literal_bytes(bytes, size)}};
+value literal_of(const void* bytes, std::size_t size) {
+  return value{bytes_tag(size), literal{literal_bytes(bytes, size)}};
 }
 
 // Allocations made by mem-alloc nodes of this graph or an enclosing one.
@@ -413,7 +413,7 @@ class importer {
           continue;
         }
       }
-      k.args.push_back(literal_bytes(p.kernelParams[arg], size));
+      k.args.push_back(literal_of(p.kernelParams[arg], size));
     }
     (void)cudaGetLastError();  // the failed query that ended the loop
     return k;

@@ -339,8 +339,7 @@ namespace {
 /// rules (one parameter table serves every level, so equal names are one
 /// parameter).
 bool same_launch_rules(const kernel_node& a, const kernel_node& b) {
-  const auto same_dims = [](dim3 x, dim3 y) { return x.x == y.x && x.y == y.y && x.z == y.z; };
-  return same_dims(a.grid, b.grid) && same_dims(a.block, b.block) &&
+  return native::same_dims(a.grid, b.grid) && native::same_dims(a.block, b.block) &&
          a.shared_bytes == b.shared_bytes && a.grid_from == b.grid_from &&
          a.shape_rules == b.shape_rules;
 }

@@ -206,10 +206,7 @@ void exec::update(const graph_spec& changed, std::span<const binding> bindings) 
             detail::apply_launch_rules(p.kernel, b, n.path, [&](std::size_t, const std::string& name) {
               return detail::integral_param_of(*detail::find_param(params, param_index, name));
             });
-            p.changed |= p.kernel.func != n.kernel.func ||
-                         std::memcmp(&p.kernel.gridDim, &n.kernel.gridDim, sizeof(dim3)) != 0 ||
-                         std::memcmp(&p.kernel.blockDim, &n.kernel.blockDim, sizeof(dim3)) != 0 ||
-                         p.kernel.sharedMemBytes != n.kernel.sharedMemBytes;
+            p.changed |= p.kernel.func != n.kernel.func || !native::same_launch(p.kernel, n.kernel);
           } else if constexpr (std::is_same_v<P, memcpy_node>) {
             p.changed |= a.bytes != b.bytes || a.kind != b.kind;
           } else if constexpr (std::is_same_v<P, memset_node>) {
@@ -238,9 +235,7 @@ void exec::update(const graph_spec& changed, std::span<const binding> bindings) 
     for (std::uint32_t k = 0; k < n.slot_count; ++k)
       std::memcpy(n.slots[k], p.slots[k].data(), p.slots[k].size());
     if (n.kind == node_kind::kernel) {
-      launch_changes += !n.nested && (std::memcmp(&p.kernel.gridDim, &n.kernel.gridDim, sizeof(dim3)) != 0 ||
-                                      std::memcmp(&p.kernel.blockDim, &n.kernel.blockDim, sizeof(dim3)) != 0 ||
-                                      p.kernel.sharedMemBytes != n.kernel.sharedMemBytes);
+      launch_changes += !n.nested && !native::same_launch(p.kernel, n.kernel);
       n.kernel.func = p.kernel.func;
       n.kernel.gridDim = p.kernel.gridDim;
       n.kernel.blockDim = p.kernel.blockDim;
