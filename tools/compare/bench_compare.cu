@@ -47,6 +47,7 @@
 
 #include "cudag/device_scalar.hpp"
 #include "cudag/error.hpp"
+#include "cudag/check.hpp"
 #include "cudag/exec.hpp"
 
 #include "bench_report.hpp"
@@ -341,6 +342,34 @@ void gpu_shape(results& out, const settings& cfg, device_state& dev, shape s, in
     CHECK(cudaGraphDestroy(hand));
     CHECK(cudaGraphDestroy(capture));
     dsl_side::release();
+  }
+
+  // ---- where the builder path's time goes, with the real driver: each
+  // phase alone (a spec built once for check and lower), interleaved with
+  // the hand-written calls, whose graph is destroyed untimed here.
+  {
+    cudaGraph_t hand = nullptr;
+    const cudag::graph_spec spec = builder_spec(d, n);
+    const std::vector<cudag::binding> binds = bindings(dev.buf, 1.0f, 1.0f);
+    std::optional<cudag::graph_spec> spec_only;
+    std::optional<cudag::lowered_graph> lowered;
+    std::vector<bench::side> sides{
+        {[&] { hand = hand_written(d, dev.buf); },
+         [&] {
+           if (hand) CHECK(cudaGraphDestroy(hand));
+           hand = nullptr;
+         }},
+        {[&] { spec_only.emplace(builder_spec(d, n)); }, [&] { spec_only.reset(); }},
+        {[&] { cudag::check(spec, binds); }},
+        {[&] { lowered.emplace(cudag::lower(spec, binds)); }, [&] { lowered.reset(); }}};
+    const std::vector<bench::summary> t = bench::interleaved(reps, warmup, sides);
+    out.add("build phases", key, n, "hand-written", t[0]);
+    out.add("build phases", key, n, "builder + build()", t[1]);
+    out.add("build phases", key, n, "check()", t[2]);
+    out.add("build phases", key, n, "lower() (incl. check)", t[3]);
+    out.ratio("build phases", key, n, "lower() (incl. check)", "hand-written");
+    verify_slots(out, label("build phases: lowered graph"), launch_graph(lowered->graph.get()), dev, ones);
+    lowered.reset();
   }
 
   // ---- build + instantiate from nothing.
@@ -744,6 +773,7 @@ int main(int argc, char** argv) {
 
   if (run_gpu) {
     out.print_section("build", "Build from nothing (host us)");
+    out.print_section("build phases", "The builder path's phases, real driver (host us)");
     out.print_section("build+instantiate", "Build + instantiate from nothing (host us)");
     out.print_section("first launch", "First launch + synchronize of a fresh executable graph (host us)");
     out.print_section("replay", "Replay: one launch (device-event us)");

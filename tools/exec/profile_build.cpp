@@ -9,6 +9,12 @@
 // With --reserve, the builder is told the graph's size first
 // (builder::reserve), as a program that knows it would.
 //
+// Last, a floor to read those figures against: the least work any checked
+// builder path of the same chain does (see floor_path below), through the
+// same null table. What cudag adds beyond the floor is what a leaner design
+// could save; the floor itself, next to the driver's cost of a node, bounds
+// the ratio to the raw calls that any checked builder can reach.
+//
 //   profile_build [nodes=1000] [repetitions=2000] [--wall] [--reserve]
 #include <time.h>
 
@@ -16,8 +22,10 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cudag/builder.hpp"
@@ -44,6 +52,90 @@ cudag::graph_spec chain_spec(int count, float* x, bool reserve) {
     previous = k;
   }
   return std::move(b).build();
+}
+
+/// The least a checked builder path can do for the chain, kept apart from
+/// cudag: each node's name stored and checked unique (an open-addressing
+/// table, no messages), its three argument values stored in slots, its
+/// dependency held as an index; then a cycle check over the indices
+/// (Kahn's sort, which also gives the order to lower in); then one native
+/// add per node with its dependencies' handles and its slots as the kernel
+/// parameters. No spec, no error text, no rebinding table beyond the slots.
+/// Returns the number of nodes added.
+std::size_t floor_path(int count, float* x) {
+  const auto n = static_cast<std::size_t>(count);
+  std::vector<std::string> names;
+  names.reserve(n);
+  std::vector<std::uint32_t> table(std::size_t{64} << std::max(0, 64 - __builtin_clzll(n) - 5), 0);
+  const std::size_t mask = table.size() - 1;
+  struct kernel_slots {
+    float* p;
+    float a;
+    int b;
+  };
+  std::vector<kernel_slots> args;
+  args.reserve(n);
+  std::vector<std::uint32_t> dep_begin{0}, deps;
+  dep_begin.reserve(n + 1);
+  deps.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::string name = "k";
+    name += std::to_string(i);
+    std::uint64_t h = 0xcbf29ce484222325ull;
+    for (const char c : name) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
+    std::size_t slot = (h ^ (h >> 29)) & mask;
+    for (; table[slot] != 0; slot = (slot + 1) & mask)
+      if (names[table[slot] - 1] == name) std::abort();  // a duplicate name
+    table[slot] = static_cast<std::uint32_t>(i + 1);
+    names.push_back(std::move(name));
+    args.push_back({x, 1.0f, 4096});
+    if (i) deps.push_back(static_cast<std::uint32_t>(i - 1));
+    dep_begin.push_back(static_cast<std::uint32_t>(deps.size()));
+  }
+  // Kahn's sort over the indices: the cycle check and the lowering order.
+  std::vector<std::uint32_t> waiting(n, 0), out_begin(n + 1, 0), out(deps.size()), order;
+  order.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    waiting[i] = dep_begin[i + 1] - dep_begin[i];
+    for (std::uint32_t k = dep_begin[i]; k < dep_begin[i + 1]; ++k) ++out_begin[deps[k] + 1];
+  }
+  for (std::size_t i = 0; i < n; ++i) out_begin[i + 1] += out_begin[i];
+  {
+    std::vector<std::uint32_t> cursor(out_begin.begin(), out_begin.end() - 1);
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::uint32_t k = dep_begin[i]; k < dep_begin[i + 1]; ++k)
+        out[cursor[deps[k]]++] = static_cast<std::uint32_t>(i);
+  }
+  for (std::size_t i = 0; i < n; ++i)
+    if (waiting[i] == 0) order.push_back(static_cast<std::uint32_t>(i));
+  for (std::size_t head = 0; head < order.size(); ++head)
+    for (std::uint32_t k = out_begin[order[head]]; k < out_begin[order[head] + 1]; ++k)
+      if (--waiting[out[k]] == 0) order.push_back(out[k]);
+  if (order.size() != n) std::abort();  // a cycle
+  // Lowering: the driver copies the parameters, the slots stay for rebinds.
+  const cudag::native::api_table& api = cudag::native::api();
+  cudaGraph_t graph = nullptr;
+  if (api.graph_create(&graph, 0) != cudaSuccess) std::abort();
+  std::vector<cudaGraphNode_t> handles(n, nullptr);
+  std::vector<void*> pointers(3 * n);
+  std::vector<cudaGraphNode_t> dep_handles;
+  for (const std::uint32_t i : order) {
+    dep_handles.clear();
+    for (std::uint32_t k = dep_begin[i]; k < dep_begin[i + 1]; ++k) dep_handles.push_back(handles[deps[k]]);
+    void** slots = &pointers[3 * std::size_t(i)];
+    slots[0] = &args[i].p;
+    slots[1] = &args[i].a;
+    slots[2] = &args[i].b;
+    cudaKernelNodeParams p{};
+    p.func = reinterpret_cast<void*>(&tick);
+    p.gridDim = dim3(1);
+    p.blockDim = dim3(256);
+    p.kernelParams = slots;
+    if (api.add_kernel_node(&handles[i], graph, dep_handles.data(), dep_handles.size(), &p) != cudaSuccess)
+      std::abort();
+  }
+  (void)api.graph_destroy(graph);
+  return handles.size();
 }
 
 // CPU time of this thread, in seconds: on a shared machine, what the work
@@ -134,4 +226,13 @@ int main(int argc, char** argv) {
   std::vector<double> path(build_ns.size());
   for (std::size_t i = 0; i < path.size(); ++i) path[i] = build_ns[i] + lower_ns[i];
   show("builder + build + lower", path);
+
+  // The floor, in batches as above.
+  std::vector<double> floor_ns;
+  for (int b = 0; b < batches; ++b) {
+    const double start = now();
+    for (int r = 0; r < per_batch; ++r) total += floor_path(nodes, x);
+    floor_ns.push_back((now() - start) * 1e9 / (double(per_batch) * nodes));
+  }
+  show("floor: least checked builder path", floor_ns);
 }
