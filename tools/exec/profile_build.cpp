@@ -1,6 +1,6 @@
 // CPU cost of the builder path from nothing (builder calls, build(), check,
-// lower) with every native call answered by a null table: what cudag adds
-// on top of the driver, per node. No GPU needed; run under `perf stat` or
+// lower, the spec destroyed) with every native call answered by a null
+// table: what cudag adds on top of the driver, per node. No GPU needed; run under `perf stat` or
 // `perf record` to see where the time goes. check() is timed twice: on the
 // spec as build() gives it (with dependency hints) and with the hints taken
 // away (names only, as a spec written by hand). Thread CPU time, medians of
@@ -22,10 +22,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "cudag/builder.hpp"
@@ -177,10 +175,10 @@ int main(int argc, char** argv) {
   // (and the spread) over the batches.
   const int batches = std::max(1, std::min(reps, 21));
   const int per_batch = std::max(1, reps / batches);
-  std::vector<double> build_ns, check_ns, check_names_ns, lower_ns;
+  std::vector<double> build_ns, check_ns, check_names_ns, lower_ns, destroy_ns;
   std::size_t total = 0;
   for (int b = 0; b < batches; ++b) {
-    double build_s = 0, check_s = 0, check_names_s = 0, lower_s = 0;
+    double build_s = 0, check_s = 0, check_names_s = 0, lower_s = 0, destroy_s = 0;
     for (int r = 0; r < per_batch; ++r) {
       const double t0 = now();
       cudag::graph_spec spec = chain_spec(nodes, x, reserve);
@@ -201,6 +199,10 @@ int main(int argc, char** argv) {
       cudag::lowered_graph g = cudag::lower(spec, binds);
       const double t6 = now();
       total += g.nodes.size();
+      // The spec dies in the path too (a builder's spec is a temporary).
+      const double t7 = now();
+      { const cudag::graph_spec done = std::move(spec); }
+      destroy_s += now() - t7;
       build_s += t1 - t0;
       check_s += with_hints;
       check_names_s += names_only;
@@ -211,6 +213,7 @@ int main(int argc, char** argv) {
     check_ns.push_back(check_s * per);
     check_names_ns.push_back(check_names_s * per);
     lower_ns.push_back(lower_s * per);
+    destroy_ns.push_back(destroy_s * per);
   }
   const auto show = [](const char* what, const std::vector<double>& v) {
     const spread s = spread_of(v);
@@ -223,9 +226,12 @@ int main(int argc, char** argv) {
   show("check (builder's hints)", check_ns);
   show("check (names only)", check_names_ns);
   show("lower (incl. check_and_plan)", lower_ns);
+  show("the spec destroyed", destroy_ns);
   std::vector<double> path(build_ns.size());
   for (std::size_t i = 0; i < path.size(); ++i) path[i] = build_ns[i] + lower_ns[i];
   show("builder + build + lower", path);
+  for (std::size_t i = 0; i < path.size(); ++i) path[i] += destroy_ns[i];
+  show("the same, and the spec destroyed", path);
 
   // The floor, in batches as above.
   std::vector<double> floor_ns;
