@@ -26,8 +26,21 @@ struct param_handle {
   std::string name;
 };
 
+namespace detail {
+/// Throws cudag::error naming `buffer`: a view `offset` (+ `added`) elements
+/// of `element_bytes` on is past any address. Out of line: no <stdexcept> here.
+[[noreturn]] void refuse_buffer_offset(const std::string& buffer, std::size_t offset,
+                                       std::size_t added, std::size_t element_bytes);
+
+/// Whether `elements` of `element_bytes` are more bytes than std::size_t holds.
+constexpr bool bytes_overflow(std::size_t elements, std::size_t element_bytes) noexcept {
+  return elements > ~std::size_t{0} / element_bytes;
+}
+}  // namespace detail
+
 /// Device memory that a mem-alloc node produces, seen as T elements from
-/// `offset` elements on. `buffer + k` moves the view.
+/// `offset` elements on. `buffer + k` moves the view; a view whose byte
+/// offset overflows is refused, rather than wrapping to a valid-looking one.
 template <class T>
 struct buffer_handle {
   using element_type = T;
@@ -35,6 +48,8 @@ struct buffer_handle {
   std::size_t offset = 0;
 
   [[nodiscard]] buffer_handle operator+(std::size_t elements) const {
+    if (elements > ~std::size_t{0} - offset || detail::bytes_overflow(offset + elements, sizeof(T)))
+      detail::refuse_buffer_offset(name, offset, elements, sizeof(T));
     return {name, offset + elements};
   }
 };
@@ -132,8 +147,11 @@ template <class P, class A>
   } else if constexpr (std::is_same_v<Arg, condition_handle>) {
     return value{type_of<Param>(), condition_ref{a.name}};
   } else if constexpr (requires { typename Arg::element_type; }) {
-    return value{type_of<Param>(),
-                 buffer_ref{a.name, a.offset * sizeof(typename Arg::element_type)}};
+    constexpr std::size_t element_bytes = sizeof(typename Arg::element_type);
+    // A handle made as {name, offset} has not passed operator+'s check.
+    if (detail::bytes_overflow(a.offset, element_bytes))
+      detail::refuse_buffer_offset(a.name, a.offset, 0, element_bytes);
+    return value{type_of<Param>(), buffer_ref{a.name, a.offset * element_bytes}};
   } else {
     return value{type_of<Param>(), param_ref{a.name}};
   }

@@ -69,10 +69,11 @@ template <class... P>
 
 class builder;
 
-/// A node of a builder, for edges: b.edge(a, c), or c.after(a, b).
+/// A node of a builder, for edges: b.edge(a, c), or c.after(a, b). Valid
+/// until the builder's build() &&, which hands its nodes to the spec.
 class node_ref {
  public:
-  node_ref(builder& owner, std::size_t index) : owner_(&owner), index_(index) {}
+  node_ref(builder& owner, std::size_t index);
   [[nodiscard]] const std::string& name() const;
   [[nodiscard]] std::size_t index() const noexcept { return index_; }
   /// Adds edges from each of `before` to this node.
@@ -85,7 +86,11 @@ class node_ref {
  private:
   friend class builder;
   builder* owner_;
-  std::size_t index_;
+  // 32 bits each, as in the builder's name table: a ref stays two words.
+  std::uint32_t index_;
+  /// The owner's generation when the ref was made: a ref from before a
+  /// build() && would otherwise name whichever node took its index since.
+  std::uint32_t generation_;
 };
 
 template <class T>
@@ -223,6 +228,8 @@ class builder {
   /// A mem-alloc node named `name` producing buffer `name` of `count` T.
   template <class T>
   allocation_ref<T> alloc(std::string name, std::size_t count, int device = -1) {
+    // Refused before the node is added: a wrapped size would allocate too little.
+    if (count > ~std::size_t{0} / sizeof(T)) refuse_allocation_size(name, count, sizeof(T));
     node_ref n = add(name, mem_alloc_node{name, count * sizeof(T), device});
     return {n, buffer_handle<T>{std::move(name), 0}};
   }
@@ -255,6 +262,9 @@ class builder {
   /// The spec, with its dependency_hints: each dependency's node index, so
   /// that check() compares names instead of looking them up.
   [[nodiscard]] graph_spec build() const&;
+  /// The same, moving the spec out: the builder is left empty but for its
+  /// graph name, ready for a new graph (every name free again); node_refs
+  /// made before are refused from then on.
   [[nodiscard]] graph_spec build() &&;
 
  private:
@@ -294,6 +304,8 @@ class builder {
   };
 
   void declare_param(const std::string& name, const type_tag& type, bool external_buffer = false);
+  [[noreturn]] void refuse_allocation_size(const std::string& name, std::size_t count,
+                                           std::size_t element_bytes) const;
   node_ref add(std::string name, node_params params);
   static void apply_launch(kernel_node& n, const launch_config& config);
   /// Index of the node named `name`, or npos.
@@ -317,8 +329,13 @@ class builder {
   /// Open-addressing table of node indices + 1 (0: empty), hashed by name:
   /// no allocation per node.
   std::vector<std::uint32_t> name_slots_;
+  /// Counts build() && calls: node_refs of an earlier generation are refused.
+  std::uint32_t generation_ = 0;
   static constexpr std::size_t npos = ~std::size_t{0};
 };
+
+inline node_ref::node_ref(builder& owner, std::size_t index)
+    : owner_(&owner), index_(static_cast<std::uint32_t>(index)), generation_(owner.generation_) {}
 
 template <class... N>
 node_ref& node_ref::after(const N&... before) {

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -77,6 +78,16 @@ class retired_objects {
   void add(std::shared_ptr<const void> object) { objects_.push_back(std::move(object)); }
   void release() noexcept { objects_.clear(); }
   [[nodiscard]] std::size_t size() const noexcept { return objects_.size(); }
+  /// Takes back what was retired from position `first` on (what a refused
+  /// rebind replaced, which the exec may still use).
+  [[nodiscard]] std::vector<std::shared_ptr<const void>> take_from(std::size_t first) {
+    std::vector<std::shared_ptr<const void>> taken;
+    if (first >= objects_.size()) return taken;
+    taken.assign(std::make_move_iterator(objects_.begin() + static_cast<std::ptrdiff_t>(first)),
+                 std::make_move_iterator(objects_.end()));
+    objects_.resize(first);
+    return taken;
+  }
 
  private:
   std::vector<std::shared_ptr<const void>> objects_;

@@ -36,6 +36,10 @@ class rebind_nodes {
   virtual void restore_captured(cudaGraphExec_t exec) = 0;
   /// Names a node of the template graph, for a refused update.
   [[nodiscard]] virtual std::string name_of(cudaGraphNode_t node) const = 0;
+  /// CUDA refused part of the rebind: puts every value it changed back as it
+  /// was before (push() then sends the old values). Whether anything went
+  /// back; false where the exec keeps no record of the values before.
+  virtual bool restore_values() = 0;
   /// Whether any node needs a whole-graph update, or is captured: false
   /// spares apply_rebind the question for every changed node (a family of
   /// plain kernels, changed at every reshape).
@@ -74,7 +78,10 @@ struct rebind_state {
 };
 
 /// Applies a rebind that changed `dirty` (distinct nodes, creation order).
-/// Throws cudag::error naming the node when CUDA refuses.
+/// Throws cudag::error naming the node when CUDA refuses; the values then go
+/// back (rebind_nodes::restore_values) and are sent again where the exec may
+/// have taken the new ones, so that a refused rebind leaves the exec running
+/// what it ran before, and the same rebind may be tried again.
 rebind_path apply_rebind(exec_core& core, rebind_nodes& nodes, std::span<const std::uint32_t> dirty,
                          rebind_state& state);
 

@@ -7,10 +7,18 @@
 namespace cudag {
 
 const std::string& node_ref::name() const {
-  // The builder's nodes went into a spec (build() moves them out).
+  // Its node went into the spec build() && returned; the builder keeps no
+  // name of it (copying them all would slow every build() &&).
+  if (generation_ != owner_->generation_) {
+    const std::string position = "#" + std::to_string(index_);
+    throw error("graph '" + owner_->spec_.name + "': node " + position +
+                    " was made before this builder's build() && and belongs to the spec it "
+                    "returned",
+                cudaSuccess, {}, position);
+  }
+  // The builder itself was moved from: its nodes went with it.
   if (index_ >= owner_->spec_.nodes.size())
-    throw error("node #" + std::to_string(index_) +
-                " is used after its builder was moved from (build() takes the nodes)");
+    throw error("node #" + std::to_string(index_) + " is used after its builder was moved from");
   return owner_->spec_.nodes[index_].name;
 }
 
@@ -21,6 +29,25 @@ void builder::declare_param(const std::string& name, const type_tag& type, bool 
     throw error("graph '" + spec_.name + "': parameter '" + name + "' declared twice");
   spec_.params.push_back({name, type, external_buffer});
 }
+
+void builder::refuse_allocation_size(const std::string& name, std::size_t count,
+                                     std::size_t element_bytes) const {
+  throw error("graph '" + spec_.name + "': mem_alloc node '" + name + "': " +
+                  std::to_string(count) + " elements of " + std::to_string(element_bytes) +
+                  " bytes overflow std::size_t",
+              cudaSuccess, {}, name);
+}
+
+namespace detail {
+void refuse_buffer_offset(const std::string& buffer, std::size_t offset, std::size_t added,
+                          std::size_t element_bytes) {
+  const std::string elements = offset == 0 ? std::to_string(added)
+                               : added == 0 ? std::to_string(offset)
+                                            : std::to_string(offset) + " + " + std::to_string(added);
+  throw error("buffer '" + buffer + "': an offset of " + elements + " elements of " +
+              std::to_string(element_bytes) + " bytes overflows std::size_t");
+}
+}  // namespace detail
 
 condition_handle builder::condition(std::string name, unsigned default_value, bool assign_default) {
   const bool exists = std::any_of(spec_.conditions.begin(), spec_.conditions.end(),
@@ -189,7 +216,7 @@ node_ref builder::switch_case(std::string name, const condition_handle& c,
 }
 
 void builder::edge(const node_ref& from, const node_ref& to) {
-  (void)from.name(), (void)to.name();  // refuses refs of a builder moved from
+  (void)from.name(), (void)to.name();  // refuses refs made before build() && or moved from
   if (from.owner_ != this || to.owner_ != this)
     throw error("graph '" + spec_.name + "': edge " + from.name() + " -> " + to.name() +
                     " joins nodes of different graphs",
@@ -215,9 +242,14 @@ graph_spec builder::build() const& {
 
 graph_spec builder::build() && {
   fill_hints(spec_);
+  graph_spec out = std::move(spec_);
+  // Empty again, for the next graph; messages still name this one.
+  spec_ = graph_spec();
+  spec_.name = out.name;
   edges_.clear();
   name_slots_.clear();
-  return std::move(spec_);
+  ++generation_;
+  return out;
 }
 
 void builder::fill_hints(graph_spec& out) const {

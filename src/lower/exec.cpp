@@ -212,6 +212,12 @@ bool must_lower_again(const std::vector<node_state>& nodes) {
 
 }  // namespace
 
+namespace {
+// The rebind's staging steps (defined with exec::stage below).
+void begin_staging(exec::impl& st);
+void settle_launches(exec::impl& st);
+}  // namespace
+
 exec exec::instance(std::span<const binding> bindings) {
   const impl& from = live();
   if (must_lower_again(from.nodes)) {
@@ -257,10 +263,12 @@ exec exec::instance(std::span<const binding> bindings) {
   }
   exec out(std::move(st));
   impl& o = *out.impl_;
+  begin_staging(o);
   for (const binding& b : bindings)
     out.stage(b.name, b.type, b.bytes.data(), b.bytes.size(), "instance");
+  settle_launches(o);
   for (node_state& n : o.nodes) n.dirty = false;
-  o.dirty_scratch.clear();
+  begin_staging(o);
 
   // Every node's values onto the shared template, then one instantiation.
   // Host nodes get callables of their own (reporting to this exec); a
@@ -321,19 +329,6 @@ graph_in_capture add_to_capture(cudaStream_t stream, const graph_spec& spec,
   return out;
 }
 
-rebind_path exec::rebind_bytes(std::string_view name, const type_tag& type, const void* bytes,
-                               std::size_t size) {
-  live().dirty_scratch.clear();
-  stage(name, type, bytes, size);
-  return flush_dirty();
-}
-
-rebind_path exec::rebind(std::span<const binding> bindings) {
-  live().dirty_scratch.clear();
-  for (const binding& b : bindings) stage(b.name, b.type, b.bytes.data(), b.bytes.size());
-  return flush_dirty();
-}
-
 namespace {
 /// The same launch from the same parameters: equal base launches and equal
 /// rules (one parameter table serves every level, so equal names are one
@@ -355,6 +350,7 @@ void index_for_rebind(exec::impl& st) {
   for (node_state& n : st.nodes) {
     st.any_nested |= n.nested;
     st.any_top_level_captured |= n.kind == node_kind::captured && !n.nested;
+    n.launch_group = 0;  // (an update may have taken a kernel's rules away)
     const auto* k = std::get_if<kernel_node>(&n.spec_node->params);
     if (!k || (!k->grid_from && k->shape_rules.empty())) continue;
     n.first_launch_rule_param = static_cast<std::uint32_t>(st.launch_rule_params.size());
@@ -374,6 +370,104 @@ void index_for_rebind(exec::impl& st) {
 }
 }  // namespace
 
+namespace {
+
+/// Writes parameter `p`'s bytes into every argument slot that reads it;
+/// with `mark`, marks its readers (launch-rule readers too) dirty.
+void write_readers(exec::impl& st, const param_state& p, bool mark = true) {
+  const std::size_t size = p.bytes.size();
+  for (const detail::param_use& use : p.uses) {
+    node_state& n = st.nodes[use.node];
+    if (use.slot == detail::grid_slot) {
+      // computed with every staged value in place (settle_launches)
+    } else if (use.offset_bytes != 0) {
+      const std::byte* base = nullptr;
+      std::memcpy(&base, p.bytes.data(), sizeof(base));
+      const std::byte* at = base + use.offset_bytes;
+      std::memcpy(n.slots[use.slot], &at, sizeof(at));
+    } else if (size == sizeof(std::uint32_t)) {  // the common sizes inline, not a libc call
+      std::memcpy(n.slots[use.slot], p.bytes.data(), sizeof(std::uint32_t));
+    } else if (size == sizeof(std::uint64_t)) {
+      std::memcpy(n.slots[use.slot], p.bytes.data(), sizeof(std::uint64_t));
+    } else {
+      std::memcpy(n.slots[use.slot], p.bytes.data(), size);
+    }
+    if (mark && !n.dirty) {
+      n.dirty = true;
+      st.dirty_scratch.push_back(use.node);
+    }
+  }
+}
+
+/// The launch of every dirty kernel whose launch follows parameters, from
+/// the parameters as they are now: all of a rebind's or reshape's values at
+/// once, so that only the shape asked for is judged. All are computed before
+/// any is applied: a shape CUDA cannot launch changes no node. One launch a
+/// run of kernels of one launch group.
+void settle_launches(exec::impl& st) {
+  if (!st.staged_launches) return;
+  if (!st.rebind_index_built) index_for_rebind(st);
+  st.launch_scratch.clear();
+  std::uint32_t last_group = 0;
+  for (const std::uint32_t v : st.dirty_scratch) {
+    const node_state& n = st.nodes[v];
+    if (n.launch_group == 0 || n.launch_group == last_group) continue;
+    last_group = n.launch_group;
+    const std::uint32_t* rule_params = st.launch_rule_params.data() + n.first_launch_rule_param;
+    detail::apply_launch_rules(
+        st.launch_scratch.emplace_back(), *std::get_if<kernel_node>(&n.spec_node->params), n.path,
+        [&](std::size_t k, const std::string&) {
+          return detail::integral_param_of(st.params[rule_params[k]]);
+        });
+  }
+  std::size_t next_launch = 0;
+  last_group = 0;
+  for (const std::uint32_t v : st.dirty_scratch) {
+    node_state& n = st.nodes[v];
+    if (n.launch_group == 0) continue;
+    if (n.launch_group != last_group) {
+      last_group = n.launch_group;
+      ++next_launch;
+    }
+    const detail::launch_shape& launch = st.launch_scratch[next_launch - 1];
+    n.kernel.gridDim = launch.gridDim;
+    n.kernel.blockDim = launch.blockDim;
+    n.kernel.sharedMemBytes = launch.sharedMemBytes;
+  }
+}
+
+void begin_staging(exec::impl& st) {
+  st.dirty_scratch.clear();
+  st.staged.clear();
+  st.undo_bytes.clear();
+  st.staged_launches = false;
+}
+
+/// Puts back every value the rebind in progress changed: the parameters'
+/// bytes, the slots that read them, the launches that follow them (its
+/// dirty list, which a refused flush is still reading, stays as it is). The
+/// launches were computed from these very values before, so none refuses.
+void restore_staged_values(exec::impl& st) {
+  for (auto it = st.staged.rbegin(); it != st.staged.rend(); ++it) {
+    param_state& p = st.params[it->param];
+    std::memcpy(p.bytes.data(), st.undo_bytes.data() + it->offset, p.bytes.size());
+    write_readers(st, p, /*mark=*/false);
+  }
+  settle_launches(st);
+}
+
+/// A rebind refused before anything was sent: nothing changed stays changed.
+void undo_staged(exec::impl& st) noexcept {
+  try {
+    restore_staged_values(st);
+  } catch (...) {  // the launches were valid with these values: not reached
+  }
+  for (const std::uint32_t v : st.dirty_scratch) st.nodes[v].dirty = false;
+  begin_staging(st);
+}
+
+}  // namespace
+
 void exec::stage(std::string_view name, const type_tag& type, const void* bytes, std::size_t size,
                  std::string_view caller) {
   impl& st = live();
@@ -388,65 +482,61 @@ void exec::stage(std::string_view name, const type_tag& type, const void* bytes,
     throw error(std::string(caller) + ": parameter '" + p.name + "' takes " + std::to_string(p.bytes.size()) +
                 " bytes, given " + std::to_string(size));
   if (std::memcmp(p.bytes.data(), bytes, size) == 0) return;  // unchanged: nothing to send
-  for (const detail::param_use& use : p.uses)
-    if (use.slot == detail::freed_slot)
-      throw error(std::string(caller) + ": external buffer '" + p.name + "' is freed by node '" +
-                      st.nodes[use.node].path +
-                      "', whose address CUDA cannot change; instantiate the graph again",
-                  cudaErrorNotSupported, {}, st.nodes[use.node].path);
-  // Launch dimensions that follow this parameter are computed before
-  // anything changes: a shape CUDA cannot launch refuses the rebind whole.
-  const std::span<const std::byte> candidate(static_cast<const std::byte*>(bytes), size);
-  if (!st.rebind_index_built) index_for_rebind(st);
-  const auto changing = static_cast<std::uint32_t>(&p - st.params.data());
-  st.launch_scratch.clear();
-  std::uint32_t last_group = 0;
-  for (const detail::param_use& use : p.uses)
-    if (use.slot == detail::grid_slot) {
-      const node_state& n = st.nodes[use.node];
-      if (n.launch_group == last_group) continue;  // the same rules as the launch just computed
-      last_group = n.launch_group;
-      const std::uint32_t* rule_params = st.launch_rule_params.data() + n.first_launch_rule_param;
-      detail::apply_launch_rules(
-          st.launch_scratch.emplace_back(), *std::get_if<kernel_node>(&n.spec_node->params), n.path,
-          [&](std::size_t k, const std::string&) -> detail::integral_param {
-            const std::uint32_t at = rule_params[k];
-            if (at == changing) return {candidate, p.type.is_signed};
-            return detail::integral_param_of(st.params[at]);
-          });
-    }
-  std::memcpy(p.bytes.data(), bytes, size);
-  // The same walk: one launch computed above for each run of one group.
-  std::size_t next_launch = 0;
-  last_group = 0;
+  bool sets_launch = false;
   for (const detail::param_use& use : p.uses) {
-    node_state& n = st.nodes[use.node];
-    if (use.slot == detail::grid_slot) {
-      if (n.launch_group != last_group) {
-        last_group = n.launch_group;
-        ++next_launch;
-      }
-      const detail::launch_shape& launch = st.launch_scratch[next_launch - 1];
-      n.kernel.gridDim = launch.gridDim;
-      n.kernel.blockDim = launch.blockDim;
-      n.kernel.sharedMemBytes = launch.sharedMemBytes;
-    } else if (use.offset_bytes != 0) {
-      const std::byte* base = nullptr;
-      std::memcpy(&base, p.bytes.data(), sizeof(base));
-      const std::byte* at = base + use.offset_bytes;
-      std::memcpy(n.slots[use.slot], &at, sizeof(at));
-    } else if (size == sizeof(std::uint32_t)) {  // the common sizes inline, not a libc call
-      std::memcpy(n.slots[use.slot], p.bytes.data(), sizeof(std::uint32_t));
-    } else if (size == sizeof(std::uint64_t)) {
-      std::memcpy(n.slots[use.slot], p.bytes.data(), sizeof(std::uint64_t));
-    } else {
-      std::memcpy(n.slots[use.slot], p.bytes.data(), size);
-    }
-    if (!n.dirty) {
-      n.dirty = true;
-      st.dirty_scratch.push_back(use.node);
-    }
+    const node_state& n = st.nodes[use.node];
+    if (use.slot == detail::freed_slot)
+      throw error(std::string(caller) + ": external buffer '" + p.name + "' is freed by node '" + n.path +
+                      "', whose address CUDA cannot change; instantiate the graph again",
+                  cudaErrorNotSupported, {}, n.path);
+    // Refused here, before anything changes, rather than half way through
+    // sending the change.
+    if (n.kind == node_kind::captured && n.nested)
+      throw error(std::string(caller) + ": parameter '" + p.name + "' is read by captured node '" + n.path +
+                      "' inside a child graph or conditional body, which cannot be re-recorded in "
+                      "place; use update_or_reinstantiate()",
+                  cudaErrorNotSupported, {}, n.path);
+    sets_launch |= use.slot == detail::grid_slot;
   }
+  // The bytes before, to put back if the rebind is refused (each parameter
+  // once: a second binding of it keeps the first's record).
+  const auto index = static_cast<std::uint32_t>(&p - st.params.data());
+  const bool recorded = std::any_of(st.staged.begin(), st.staged.end(),
+                                    [&](const impl::staged_param& s) { return s.param == index; });
+  if (!recorded) {
+    st.staged.push_back({index, static_cast<std::uint32_t>(st.undo_bytes.size())});
+    st.undo_bytes.insert(st.undo_bytes.end(), p.bytes.begin(), p.bytes.end());
+  }
+  st.staged_launches |= sets_launch;
+  std::memcpy(p.bytes.data(), bytes, size);
+  write_readers(st, p);
+}
+
+rebind_path exec::rebind_bytes(std::string_view name, const type_tag& type, const void* bytes,
+                               std::size_t size) {
+  impl& st = live();
+  begin_staging(st);
+  try {
+    stage(name, type, bytes, size);
+    settle_launches(st);
+  } catch (...) {
+    undo_staged(st);
+    throw;
+  }
+  return flush_dirty();
+}
+
+rebind_path exec::rebind(std::span<const binding> bindings) {
+  impl& st = live();
+  begin_staging(st);
+  try {
+    for (const binding& b : bindings) stage(b.name, b.type, b.bytes.data(), b.bytes.size());
+    settle_launches(st);
+  } catch (...) {
+    undo_staged(st);
+    throw;
+  }
+  return flush_dirty();
 }
 
 namespace detail {
@@ -469,6 +559,11 @@ class spec_rebind_nodes final : public rebind_nodes {
         native::set_child(native::param_target::on_exec(exec), n.handle, n.captured.get(), n.path);
   }
   std::string name_of(cudaGraphNode_t h) const override { return path_of(st_.nodes, h); }
+  bool restore_values() override {
+    if (st_.staged.empty()) return false;
+    restore_staged_values(st_);
+    return true;
+  }
   bool any_needs_whole_update() const noexcept override { return st_.any_nested; }
   bool any_captured() const noexcept override { return st_.any_top_level_captured; }
 
@@ -489,17 +584,28 @@ rebind_path exec::flush_dirty() {
     st.rebind.template_stale.assign(st.nodes.size(), false);
   if (!st.rebind_index_built) index_for_rebind(st);
   detail::spec_rebind_nodes nodes(st);
-  const rebind_path path = apply_rebind(st.core, nodes, st.dirty_scratch, st.rebind);
-  st.dirty_scratch.clear();
-  return path;
+  try {
+    const rebind_path path = apply_rebind(st.core, nodes, st.dirty_scratch, st.rebind);
+    begin_staging(st);
+    return path;
+  } catch (...) {
+    begin_staging(st);
+    throw;
+  }
 }
 
 void exec::set_rebind_policy(rebind_policy policy) { live().rebind.policy = policy; }
 
 rebind_path exec::reshape(std::span<const binding> shape) {
   impl& st = live();
-  st.dirty_scratch.clear();
-  for (const binding& b : shape) stage(b.name, b.type, b.bytes.data(), b.bytes.size(), "reshape");
+  begin_staging(st);
+  try {
+    for (const binding& b : shape) stage(b.name, b.type, b.bytes.data(), b.bytes.size(), "reshape");
+    settle_launches(st);
+  } catch (...) {
+    undo_staged(st);
+    throw;
+  }
   std::size_t top_level = st.dirty_scratch.size();
   if (st.any_nested) {  // stage() built the flag whenever a node changed
     top_level = 0;

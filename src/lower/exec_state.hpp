@@ -257,6 +257,16 @@ struct exec::impl {
   unique_stream capture_stream;           ///< for re-recording captured nodes
   std::vector<std::uint32_t> dirty_scratch;  ///< reused by rebind: no allocation after warm-up
   std::vector<detail::launch_shape> launch_scratch;  ///< launches a rebind computes before applying
+  /// The rebind in progress, to be put back whole if it is refused: each
+  /// parameter it changed (index into `params`) and where its bytes before
+  /// the rebind lie in `undo_bytes`.
+  struct staged_param {
+    std::uint32_t param;
+    std::uint32_t offset;
+  };
+  std::vector<staged_param> staged;
+  std::vector<std::byte> undo_bytes;
+  bool staged_launches = false;  ///< a staged parameter sets launch dimensions
   /// Each launch rule's parameter as an index into `params`, by node
   /// (node_state::first_launch_rule_param), in apply_launch_rules' order:
   /// a reshape reads them without comparing names. Built on first use and

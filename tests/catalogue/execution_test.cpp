@@ -253,8 +253,9 @@ TEST(Catalogue, NestedCapturedNodeCannotBeRerecordedInPlace) {
     auto e = refusal<cudag::error>([&] { exec.rebind("x", dev_x2); });
     ASSERT_TRUE(e);
     EXPECT_EQ(std::string(e->what()),
-              "captured node 'stage/library' inside a child graph or conditional body cannot be "
-              "re-recorded in place; use update_or_reinstantiate()");
+              "rebind: parameter 'x' is read by captured node 'stage/library' inside a child graph "
+              "or conditional body, which cannot be re-recorded in place; use "
+              "update_or_reinstantiate()");
     EXPECT_EQ(e->node(), "stage/library");
     EXPECT_EQ(e->code(), cudaErrorNotSupported);
   }

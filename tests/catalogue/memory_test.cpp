@@ -181,4 +181,26 @@ TEST(Catalogue, UnknownBufferAddressNamesTheGraph) {
   catalogue::expect_no_leak(rec);
 }
 
+TEST(Catalogue, AllocationSizeOverflowIsNamed) {
+  cudag::builder b("g");
+  auto e = refusal<cudag::error>(
+      [&] { (void)b.alloc<double>("tmp", (std::size_t(1) << 61) + 1); });
+  ASSERT_TRUE(e);
+  EXPECT_EQ(std::string(e->what()),
+            "graph 'g': mem_alloc node 'tmp': 2305843009213693953 elements of 8 bytes overflow "
+            "std::size_t");
+  EXPECT_EQ(e->node(), "tmp");
+  EXPECT_TRUE(b.spec().nodes.empty());
+}
+
+TEST(Catalogue, BufferOffsetOverflowIsNamed) {
+  cudag::builder b("g");
+  auto tmp = b.alloc<float>("tmp", 256);
+  auto e = refusal<cudag::error>([&] { (void)(tmp.buffer + (std::size_t(1) << 62)); });
+  ASSERT_TRUE(e);
+  EXPECT_EQ(std::string(e->what()),
+            "buffer 'tmp': an offset of 4611686018427387904 elements of 4 bytes overflows "
+            "std::size_t");
+}
+
 }  // namespace

@@ -153,11 +153,26 @@ TEST(Catalogue, NodeOfABuilderMovedFromIsRefused) {
   auto first = b.empty("first");
   auto second = b.empty("second");
   const cudag::graph_spec spec = std::move(b).build();  // takes the nodes
+  b.empty("p");
+  b.empty("q");  // new nodes at the old refs' indices
   auto e = refusal<cudag::error>([&] { b.edge(first, second); });
   ASSERT_TRUE(e);
   EXPECT_EQ(std::string(e->what()),
-            "node #0 is used after its builder was moved from (build() takes the nodes)");
+            "graph 'g': node #0 was made before this builder's build() && and belongs to the "
+            "spec it returned");
+  EXPECT_EQ(e->node(), "#0");
   EXPECT_EQ(spec.nodes.size(), 2u);
+}
+
+TEST(Catalogue, NodeOfABuilderMovedIntoAnotherIsRefused) {
+  cudag::builder b("g");
+  auto first = b.empty("first");
+  auto second = b.empty("second");
+  cudag::builder taken = std::move(b);
+  auto e = refusal<cudag::error>([&] { b.edge(first, second); });
+  ASSERT_TRUE(e);
+  EXPECT_EQ(std::string(e->what()), "node #0 is used after its builder was moved from");
+  EXPECT_EQ(taken.spec().nodes.size(), 2u);
 }
 
 TEST(Catalogue, UnknownNodeLookupIsNamed) {

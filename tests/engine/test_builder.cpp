@@ -269,3 +269,127 @@ TEST(Builder, BuildGivesEachDependencysIndex) {
   EXPECT_EQ(moved.dependency_hints.size(), 99u + 98u);
   cudag::check(moved);
 }
+
+// count * sizeof(T) past std::size_t is refused before the node is added (it
+// used to wrap: 2^61 + 1 doubles allocated 8 bytes, 2^62 floats none).
+TEST(Builder, AllocationWhoseSizeOverflowsIsRefusedByName) {
+  cudag::builder b("g");
+  try {
+    (void)b.alloc<double>("tmp", (std::size_t(1) << 61) + 1);
+    FAIL() << "an allocation of 2^61 + 1 doubles was accepted";
+  } catch (const cudag::error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "graph 'g': mem_alloc node 'tmp': 2305843009213693953 elements of 8 bytes overflow "
+              "std::size_t");
+    EXPECT_EQ(e.node(), "tmp");
+  }
+  try {
+    (void)b.alloc<float>("buf", std::size_t(1) << 62);
+    FAIL() << "an allocation of 2^62 floats was accepted";
+  } catch (const cudag::error& e) {
+    EXPECT_EQ(e.node(), "buf");
+  }
+  EXPECT_TRUE(b.spec().nodes.empty()) << "a refused allocation left a node";
+  // Both names are free; the largest count that fits is accepted.
+  auto tmp = b.alloc<double>("tmp", 4);
+  auto buf = b.alloc<float>("buf", ~std::size_t{0} / sizeof(float));
+  EXPECT_EQ(b.node("tmp").index(), tmp.node.index());
+  EXPECT_EQ(std::get<cudag::mem_alloc_node>(b.spec().nodes[0].params).bytes, 32u);
+  EXPECT_EQ(std::get<cudag::mem_alloc_node>(b.spec().nodes[1].params).bytes,
+            ~std::size_t{0} / sizeof(float) * sizeof(float));
+  EXPECT_EQ(buf.node.name(), "buf");
+}
+
+// A buffer view whose byte offset overflows is refused, naming the buffer:
+// by buffer + k (the sum of offsets too), and when a handle made by hand is
+// passed to a node, which is then not added.
+TEST(Builder, BufferViewWhoseOffsetOverflowsIsRefusedByName) {
+  cudag::builder b("g");
+  auto tmp = b.alloc<float>("tmp", 64);
+  const std::size_t too_far = (std::size_t(1) << 62);
+  try {
+    (void)(tmp.buffer + too_far);
+    FAIL() << "an offset of 2^62 floats was accepted";
+  } catch (const cudag::error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "buffer 'tmp': an offset of 4611686018427387904 elements of 4 bytes overflows "
+              "std::size_t");
+  }
+  try {
+    (void)(tmp.buffer + 3 + ~std::size_t{0});  // the sum wraps to 2
+    FAIL() << "an offset that wraps was accepted";
+  } catch (const cudag::error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "buffer 'tmp': an offset of 3 + 18446744073709551615 elements of 4 bytes "
+              "overflows std::size_t");
+  }
+  const cudag::buffer_handle<float> by_hand{"tmp", too_far};
+  try {
+    b.kernel("use", &scale, cudag::launch(1, 32), by_hand, 1.0f, 64);
+    FAIL() << "a kernel argument at 2^62 floats was accepted";
+  } catch (const cudag::error& e) {
+    EXPECT_NE(std::string(e.what()).find("buffer 'tmp': an offset of 4611686018427387904"),
+              std::string::npos)
+        << e.what();
+  }
+  try {
+    b.memset("clear", by_hand, 0u, 1);
+    FAIL() << "a memset at 2^62 floats was accepted";
+  } catch (const cudag::error& e) {
+    EXPECT_NE(std::string(e.what()).find("buffer 'tmp'"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(b.spec().nodes.size(), 1u) << "a refused node was kept";
+  b.kernel("use", &scale, cudag::launch(1, 32), tmp.buffer + 8, 1.0f, 56);
+  const auto& k = std::get<cudag::kernel_node>(b.spec().nodes[1].params);
+  EXPECT_EQ(std::get<cudag::buffer_ref>(k.args[0].source).offset_bytes, 8 * sizeof(float));
+  const auto last = tmp.buffer + ~std::size_t{0} / sizeof(float);  // the farthest that fits
+  EXPECT_EQ(last.offset, ~std::size_t{0} / sizeof(float));
+}
+
+// build() && hands the nodes to the spec: refs made before are refused (they
+// used to name whichever new node took their index), and the builder starts
+// a new graph of the same name with every name free.
+TEST(Builder, RefsMadeBeforeBuildAreRefusedAndTheBuilderStartsAgain) {
+  cudag::builder b("g");
+  auto first = b.empty("first");
+  auto second = b.empty("second");
+  b.edge(first, second);
+  const cudag::graph_spec copy = b.build();  // a copy: the refs stay valid
+  EXPECT_EQ(first.name(), "first");
+  const cudag::graph_spec spec = std::move(b).build();
+  EXPECT_EQ(spec.name, "g");
+  EXPECT_EQ(spec.nodes.size(), 2u);
+  EXPECT_TRUE(b.spec().nodes.empty());
+  auto p = b.empty("p");
+  auto q = b.empty("q");
+  try {
+    b.edge(first, second);
+    FAIL() << "refs made before build() && were accepted against the new nodes";
+  } catch (const cudag::error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "graph 'g': node #0 was made before this builder's build() && and belongs to the "
+              "spec it returned");
+    EXPECT_EQ(e.node(), "#0");
+  }
+  EXPECT_THROW(b.edge(p, second), cudag::error);
+  EXPECT_THROW(q.after(first), cudag::error);
+  EXPECT_THROW((void)first.name(), cudag::error);
+  EXPECT_TRUE(b.spec().nodes[1].deps.empty()) << "a refused edge was added";
+  // A fresh name table: the old names are free, and unknown until reused.
+  EXPECT_THROW((void)b.node("first"), cudag::error);
+  auto again_first = b.empty("first");
+  b.chain(p, q, again_first);
+  EXPECT_EQ(b.node("first").index(), 2u);
+  try {
+    b.empty("q");
+    FAIL() << "a duplicate name was accepted after build() &&";
+  } catch (const cudag::error& e) {
+    EXPECT_EQ(std::string(e.what()), "graph 'g': duplicate node name 'q'");
+  }
+  const cudag::graph_spec again = std::move(b).build();
+  EXPECT_EQ(again.name, "g");
+  EXPECT_EQ(again.nodes.size(), 3u);
+  EXPECT_EQ(again.dependency_hints, (std::vector<std::uint32_t>{0, 1}));
+  cudag::check(again);
+  EXPECT_THROW(b.edge(p, q), cudag::error) << "refs of the second build were accepted";
+}

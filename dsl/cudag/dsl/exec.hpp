@@ -434,10 +434,10 @@ class exec {
   rebind_path rebind_checked(const B&... bindings) {
     using readers = rebind_readers<G, name_hash(B::name.view())...>;
     arena_type& a = arena();
-    // Shape rules: the values before, to restore where a new launch is refused.
-    [[maybe_unused]] std::array<std::byte, G::launch_follows_parameters ? sizeof(a.params) : 0>
-        before;
-    if constexpr (G::launch_follows_parameters) std::memcpy(before.data(), a.params, sizeof(a.params));
+    // The values before, to put back where a new launch or CUDA refuses the
+    // rebind (a refused rebind changes nothing; the same one may be retried).
+    std::array<std::byte, sizeof(a.params)> before;
+    std::memcpy(before.data(), a.params, sizeof(a.params));
     const std::array<bool, sizeof...(B)> changed{a.write_changed(bindings)...};
     std::array<std::uint32_t, readers::entries.size()> dirty{};
     std::size_t count = 0;
@@ -461,7 +461,7 @@ class exec {
         throw;
       }
     }
-    rebind_view view(*this, readers::hashes);
+    rebind_view view(*this, readers::hashes, before.data());
     return apply_rebind(core_, view, std::span<const std::uint32_t>(dirty.data(), count),
                         arena().rebind);
   }
@@ -470,7 +470,8 @@ class exec {
   /// sees them.
   class rebind_view final : public rebind_nodes {
    public:
-    rebind_view(exec& owner, param_hashes hashes) : owner_(owner), hashes_(hashes) {}
+    rebind_view(exec& owner, param_hashes hashes, const std::byte* before)
+        : owner_(owner), hashes_(hashes), before_(before) {}
     std::size_t top_level_count() const noexcept override { return G::node_count; }
     bool needs_whole_update(std::uint32_t rank) const noexcept override {
       const node_kind k = G::shape.kinds[G::shape.order[rank]];
@@ -495,6 +496,10 @@ class exec {
       }
     }
     std::string name_of(cudaGraphNode_t node) const override { return owner_.node_name_of(node); }
+    bool restore_values() override {  // every node reads the parameters when it is sent
+      std::memcpy(owner_.arena().params, before_, sizeof(owner_.arena().params));
+      return true;
+    }
     bool any_needs_whole_update() const noexcept override {
       constexpr bool any = detail::holds(G::shape.kinds, node_kind::child) ||
                            detail::holds(G::shape.kinds, node_kind::conditional);
@@ -508,6 +513,7 @@ class exec {
    private:
     exec& owner_;
     param_hashes hashes_;
+    const std::byte* before_;  ///< the parameters' bytes before this rebind
   };
 
   /// A callable naming this graph's nodes. Not a lambda: a lambda here
