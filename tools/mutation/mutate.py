@@ -113,6 +113,28 @@ FAULTS = [
      "p.pitch = height > 1 ? pitch_bytes : width * element_size;",
      "p.pitch = height > 1 ? pitch_bytes : 0;",
      "cpu"),
+    ("keep-refused-rebind", "a rebind CUDA refuses half way keeps its new values",
+     "src/core/rebind.cpp",
+     "    undo_refused_rebind(core, nodes, dirty, state, retired_before, exec_updated);\n",
+     "",
+     "cpu"),
+    ("free-running-callable", "a refused rebind lets the host callable the exec runs be freed",
+     "src/core/rebind.cpp",
+     "    for (auto& object : core.retired()->take_from(retired_before)) core.keep_alive(std::move(object));\n",
+     "",
+     "cpu"),
+    ("keep-staged-reshape", "a reshape refused by one of its values keeps the others",
+     "src/lower/exec.cpp",
+     "    for (const binding& b : shape) stage(b.name, b.type, b.bytes.data(), b.bytes.size(), \"reshape\");\n"
+     "    settle_launches(st);\n  } catch (...) {\n    undo_staged(st);\n",
+     "    for (const binding& b : shape) stage(b.name, b.type, b.bytes.data(), b.bytes.size(), \"reshape\");\n"
+     "    settle_launches(st);\n  } catch (...) {\n",
+     "cpu"),
+    ("judge-each-value", "a reshape judges the launch after each of its values, not the shape asked for",
+     "src/lower/exec.cpp",
+     "  std::memcpy(p.bytes.data(), bytes, size);\n  write_readers(st, p);\n}",
+     "  std::memcpy(p.bytes.data(), bytes, size);\n  write_readers(st, p);\n  settle_launches(st);\n}",
+     "cpu"),
 ]
 
 
