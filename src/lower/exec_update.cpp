@@ -76,6 +76,12 @@ void require_same_structure(const exec::impl& st, const graph_spec& next, const 
   if (const auto* a = std::get_if<mem_free_node>(&was.params))
     if (a->buffer != std::get<mem_free_node>(now.params).buffer)
       refuse(st, next, n.path, "free node '" + n.path + "' frees another buffer");
+  // A priority is a launch attribute of the template's node, which an
+  // update does not carry to the exec: refused rather than dropped.
+  if (const auto* a = std::get_if<kernel_node>(&was.params))
+    if (const int to = std::get<kernel_node>(now.params).priority; a->priority != to)
+      refuse(st, next, n.path, "kernel node '" + n.path + "' changes its priority (" +
+                                   std::to_string(a->priority) + " -> " + std::to_string(to) + ")");
   if (const auto* a = std::get_if<conditional_node>(&was.params)) {
     const auto& b = std::get<conditional_node>(now.params);
     if (a->kind != b.kind || a->condition != b.condition || a->bodies.size() != b.bodies.size())
@@ -96,6 +102,57 @@ struct pending_node {
   std::vector<std::vector<std::byte>> slots;  ///< the new bytes of each slot
   cudaKernelNodeParams kernel{};
   bool changed = false;
+};
+
+/// What an update changed on the exec's nodes, kept until CUDA took it.
+struct previous_state {
+  graph_spec spec;
+  std::vector<const node*> spec_nodes;  ///< every node's, by index
+  struct changed_node {
+    std::uint32_t index;
+    std::vector<std::byte> slots;  ///< the node's slot bytes, one after another
+    cudaKernelNodeParams kernel;
+  };
+  std::vector<changed_node> changed;
+
+  void save(const node_state& n, std::uint32_t index) {
+    changed_node& c = changed.emplace_back();
+    c.index = index;
+    for (std::uint32_t k = 0; k < n.slot_count; ++k) {
+      const auto* first = static_cast<const std::byte*>(n.slots[k]);
+      c.slots.insert(c.slots.end(), first, first + n.slot_sizes[k]);
+    }
+    c.kernel = n.kernel;
+  }
+
+  /// Puts the saved values back, marks the nodes for a template refresh
+  /// (the template may hold the new ones) and sends the old values again
+  /// to the top-level nodes, which exec setters may have changed. Best
+  /// effort: the first refusal is the error the caller sees.
+  void restore(exec::impl& st) noexcept {
+    if (st.rebind.template_stale.size() != st.nodes.size())
+      st.rebind.template_stale.assign(st.nodes.size(), false);
+    for (const changed_node& c : changed) {
+      node_state& n = st.nodes[c.index];
+      std::size_t at = 0;
+      for (std::uint32_t k = 0; k < n.slot_count; ++k) {
+        std::memcpy(n.slots[k], c.slots.data() + at, n.slot_sizes[k]);
+        at += n.slot_sizes[k];
+      }
+      n.kernel = c.kernel;
+      n.kernel.kernelParams = n.slot_count ? n.slots : nullptr;
+      if (n.kind != node_kind::captured) st.rebind.template_stale[c.index] = true;
+    }
+    for (const changed_node& c : changed) {
+      node_state& n = st.nodes[c.index];
+      if (n.nested) continue;
+      try {
+        detail::push_node_params(n, st.core.native_exec(), st.capture_stream, *st.core.retired(),
+                                 st.core.host_failures());
+      } catch (...) {
+      }
+    }
+  }
 };
 
 bool same_bytes(const void* a, std::span<const std::byte> b) {
@@ -225,13 +282,18 @@ void exec::update(const graph_spec& changed, std::span<const binding> bindings) 
         was.params);
   }
 
-  // Nothing below refuses: apply.
+  // Nothing below refuses before CUDA is asked: apply, keeping what the
+  // exec held, to put back if CUDA refuses.
+  previous_state before;
+  before.spec_nodes.reserve(st.nodes.size());
+  for (const node_state& n : st.nodes) before.spec_nodes.push_back(n.spec_node);
   st.dirty_scratch.clear();
   std::size_t launch_changes = 0;  // top-level kernels launched otherwise now
   for (pending_node& p : pending) {
     node_state& n = st.nodes[p.index];
     n.spec_node = p.now;
     if (!p.changed) continue;
+    before.save(n, p.index);
     for (std::uint32_t k = 0; k < n.slot_count; ++k)
       std::memcpy(n.slots[k], p.slots[k].data(), p.slots[k].size());
     if (n.kind == node_kind::kernel) {
@@ -269,11 +331,27 @@ void exec::update(const graph_spec& changed, std::span<const binding> bindings) 
       for (const shape_rule& r : k->shape_rules) note(r.param);
     }
   }
-  st.params = std::move(params);
-  st.param_index = std::move(param_index);
+  std::swap(st.params, params);  // `params` keeps the old ones now
+  std::swap(st.param_index, param_index);
+  before.spec = std::move(st.spec);  // (a move keeps the old nodes in place)
   st.spec = std::move(next);
   st.rebind_index_built = false;
-  (void)flush_dirty_after_launch_changes(launch_changes);
+  try {
+    (void)flush_dirty_after_launch_changes(launch_changes);
+  } catch (...) {
+    // CUDA refused: the exec holds the old values (a refused whole update
+    // changes nothing; nodes that took new ones by setter get the old
+    // ones back), so the exec's record goes back to them too, and the
+    // same update may be tried again.
+    st.spec = std::move(before.spec);
+    st.params = std::move(params);
+    st.param_index = std::move(param_index);
+    for (std::uint32_t i = 0; i < st.nodes.size(); ++i) st.nodes[i].spec_node = before.spec_nodes[i];
+    before.restore(st);
+    st.rebind_index_built = false;
+    st.dirty_scratch.clear();
+    throw;
+  }
 }
 
 }  // namespace cudag

@@ -1,4 +1,4 @@
-// A refused rebind or reshape changes nothing, in both front ends: whether
+// A refused rebind, reshape or update changes nothing, in both front ends: whether
 // it is refused before anything is sent (a shape CUDA cannot launch, a
 // captured node that cannot be recorded again) or by CUDA half way (a
 // refused whole-graph update), the exec keeps running what it ran, the host
@@ -168,6 +168,56 @@ TEST(RefusedRebind, TheHostCallableARefusedUpdateLeavesRunningStaysAlive) {
   e.synchronize(s);
   EXPECT_EQ(seen, (std::vector<int>{2, 2, 3}));
   EXPECT_TRUE(rec.misuse().empty()) << lines(rec.misuse());
+}
+
+/// Two kernels reading x; the second's literal and priority as given.
+cudag::graph_spec two_kernels(float second_literal, int second_priority = 0) {
+  cudag::builder b("g");
+  auto x = b.param<float*>("x");
+  b.kernel("first", &scale, cudag::launch(1, 32), x, 1.0f, 1);
+  auto config = cudag::launch(1, 32);
+  config.priority = second_priority;
+  b.kernel("second", &scale, config, x, second_literal, 2);
+  return b.build();
+}
+
+TEST(RefusedRebind, AnUpdateCudaRefusesLeavesTheOldSpecAndMayBeTriedAgain) {
+  cudag::native::recorder rec;
+  name_everything(rec);
+  const cudag::binding binds[] = {cudag::bind("x", dev_x)};
+  auto e = cudag::instantiate(two_kernels(2.0f), binds);
+  e.set_rebind_policy(cudag::rebind_policy::whole_graph_update);
+  rec.refuse_next_update(e.node_handle("second"), cudaGraphExecUpdateErrorParametersChanged);
+  EXPECT_THROW(e.update(two_kernels(3.0f), binds), cudag::error);
+  // The exec's record is the old spec again: its literal, sent back to the
+  // exec (which never changed) and marked for the template.
+  const auto& second = std::get<cudag::kernel_node>(e.spec().nodes[1].params);
+  EXPECT_EQ(second.args[1], cudag::make_literal(2.0f));
+  rec.clear();
+  e.update(two_kernels(3.0f), binds);
+  EXPECT_EQ(lines(rec.calls()),
+            "kernel_node_set_params n2 scale grid=(1,1,1) block=(32,1,1) shared=0 args=[x, "
+            "0x40400000, 0x2]\n"
+            "exec_update x1 from g1\n");
+}
+
+TEST(RefusedRebind, AnUpdateThatChangesAPriorityIsRefusedRatherThanDropped) {
+  cudag::native::recorder rec;
+  name_everything(rec);
+  const cudag::binding binds[] = {cudag::bind("x", dev_x)};
+  auto e = cudag::instantiate(two_kernels(2.0f), binds);
+  try {
+    e.update(two_kernels(2.0f, 2), binds);
+    FAIL() << "a priority change was dropped";
+  } catch (const cudag::error& err) {
+    EXPECT_EQ(err.node(), "second");
+    EXPECT_NE(std::string(err.what()).find("kernel node 'second' changes its priority (0 -> 2)"),
+              std::string::npos)
+        << err.what();
+  }
+  rec.clear();
+  EXPECT_TRUE(e.update_or_reinstantiate(two_kernels(2.0f, 2), binds));
+  EXPECT_EQ(rec.calls_starting("kernel_node_set_attribute").size(), 1u) << rec.transcript();
 }
 
 using namespace cudag::dsl;
