@@ -229,7 +229,7 @@ class builder {
   template <class T>
   allocation_ref<T> alloc(std::string name, std::size_t count, int device = -1) {
     // Refused before the node is added: a wrapped size would allocate too little.
-    if (count > ~std::size_t{0} / sizeof(T)) refuse_allocation_size(name, count, sizeof(T));
+    if (detail::bytes_overflow(count, sizeof(T))) refuse_allocation_size(name, count, sizeof(T));
     node_ref n = add(name, mem_alloc_node{name, count * sizeof(T), device});
     return {n, buffer_handle<T>{std::move(name), 0}};
   }

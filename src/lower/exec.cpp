@@ -215,7 +215,8 @@ bool must_lower_again(const std::vector<node_state>& nodes) {
 namespace {
 // The rebind's staging steps (defined with exec::stage below).
 void begin_staging(exec::impl& st);
-void settle_launches(exec::impl& st);
+template <class StageEach>
+void stage_whole(exec::impl& st, StageEach&& stage_each);
 }  // namespace
 
 exec exec::instance(std::span<const binding> bindings) {
@@ -263,10 +264,10 @@ exec exec::instance(std::span<const binding> bindings) {
   }
   exec out(std::move(st));
   impl& o = *out.impl_;
-  begin_staging(o);
-  for (const binding& b : bindings)
-    out.stage(b.name, b.type, b.bytes.data(), b.bytes.size(), "instance");
-  settle_launches(o);
+  stage_whole(o, [&] {
+    for (const binding& b : bindings)
+      out.stage(b.name, b.type, b.bytes.data(), b.bytes.size(), "instance");
+  });
   for (node_state& n : o.nodes) n.dirty = false;
   begin_staging(o);
 
@@ -466,6 +467,20 @@ void undo_staged(exec::impl& st) noexcept {
   begin_staging(st);
 }
 
+/// Stages a call's values (stage_each() calls exec::stage once a value) and
+/// computes the launches that follow them; a refusal of any puts all back.
+template <class StageEach>
+void stage_whole(exec::impl& st, StageEach&& stage_each) {
+  begin_staging(st);
+  try {
+    stage_each();
+    settle_launches(st);
+  } catch (...) {
+    undo_staged(st);
+    throw;
+  }
+}
+
 }  // namespace
 
 void exec::stage(std::string_view name, const type_tag& type, const void* bytes, std::size_t size,
@@ -514,28 +529,14 @@ void exec::stage(std::string_view name, const type_tag& type, const void* bytes,
 
 rebind_path exec::rebind_bytes(std::string_view name, const type_tag& type, const void* bytes,
                                std::size_t size) {
-  impl& st = live();
-  begin_staging(st);
-  try {
-    stage(name, type, bytes, size);
-    settle_launches(st);
-  } catch (...) {
-    undo_staged(st);
-    throw;
-  }
+  stage_whole(live(), [&] { stage(name, type, bytes, size); });
   return flush_dirty();
 }
 
 rebind_path exec::rebind(std::span<const binding> bindings) {
-  impl& st = live();
-  begin_staging(st);
-  try {
+  stage_whole(live(), [&] {
     for (const binding& b : bindings) stage(b.name, b.type, b.bytes.data(), b.bytes.size());
-    settle_launches(st);
-  } catch (...) {
-    undo_staged(st);
-    throw;
-  }
+  });
   return flush_dirty();
 }
 
@@ -560,8 +561,12 @@ class spec_rebind_nodes final : public rebind_nodes {
   }
   std::string name_of(cudaGraphNode_t h) const override { return path_of(st_.nodes, h); }
   bool restore_values() override {
-    if (st_.staged.empty()) return false;
-    restore_staged_values(st_);
+    if (!st_.staged.empty()) {
+      restore_staged_values(st_);
+      return true;
+    }
+    if (!st_.update_in_flight) return false;
+    st_.update_in_flight->restore(st_.nodes);
     return true;
   }
   bool any_needs_whole_update() const noexcept override { return st_.any_nested; }
@@ -598,14 +603,9 @@ void exec::set_rebind_policy(rebind_policy policy) { live().rebind.policy = poli
 
 rebind_path exec::reshape(std::span<const binding> shape) {
   impl& st = live();
-  begin_staging(st);
-  try {
+  stage_whole(st, [&] {
     for (const binding& b : shape) stage(b.name, b.type, b.bytes.data(), b.bytes.size(), "reshape");
-    settle_launches(st);
-  } catch (...) {
-    undo_staged(st);
-    throw;
-  }
+  });
   std::size_t top_level = st.dirty_scratch.size();
   if (st.any_nested) {  // stage() built the flag whenever a node changed
     top_level = 0;

@@ -242,6 +242,22 @@ void push_node_params(node_state& n, cudaGraphExec_t on_exec, unique_stream& cap
 void bind_params(const graph_spec& spec, std::span<const binding> bindings,
                  std::vector<param_state>& params, name_map<std::uint32_t>& index);
 
+/// The values an exec::update replaced on the exec's nodes, kept until CUDA
+/// took the update: a refused one puts them back (through the rebind's
+/// restore_values, which then sends them again where they may have gone).
+struct update_undo {
+  std::vector<const node*> spec_nodes;  ///< every node's, by index
+  struct changed_node {
+    std::uint32_t index;
+    std::vector<std::byte> slots;  ///< the node's slot bytes, one after another
+    cudaKernelNodeParams kernel;
+  };
+  std::vector<changed_node> changed;
+
+  void save(const node_state& n, std::uint32_t index);
+  void restore(std::vector<node_state>& nodes) const noexcept;
+};
+
 }  // namespace cudag::detail
 
 namespace cudag {
@@ -267,6 +283,8 @@ struct exec::impl {
   std::vector<staged_param> staged;
   std::vector<std::byte> undo_bytes;
   bool staged_launches = false;  ///< a staged parameter sets launch dimensions
+  /// The update being sent, if any (what a refusal puts back).
+  const detail::update_undo* update_in_flight = nullptr;
   /// Each launch rule's parameter as an index into `params`, by node
   /// (node_state::first_launch_rule_param), in apply_launch_rules' order:
   /// a reshape reads them without comparing names. Built on first use and

@@ -104,62 +104,38 @@ struct pending_node {
   bool changed = false;
 };
 
-/// What an update changed on the exec's nodes, kept until CUDA took it.
-struct previous_state {
-  graph_spec spec;
-  std::vector<const node*> spec_nodes;  ///< every node's, by index
-  struct changed_node {
-    std::uint32_t index;
-    std::vector<std::byte> slots;  ///< the node's slot bytes, one after another
-    cudaKernelNodeParams kernel;
-  };
-  std::vector<changed_node> changed;
-
-  void save(const node_state& n, std::uint32_t index) {
-    changed_node& c = changed.emplace_back();
-    c.index = index;
-    for (std::uint32_t k = 0; k < n.slot_count; ++k) {
-      const auto* first = static_cast<const std::byte*>(n.slots[k]);
-      c.slots.insert(c.slots.end(), first, first + n.slot_sizes[k]);
-    }
-    c.kernel = n.kernel;
-  }
-
-  /// Puts the saved values back, marks the nodes for a template refresh
-  /// (the template may hold the new ones) and sends the old values again
-  /// to the top-level nodes, which exec setters may have changed. Best
-  /// effort: the first refusal is the error the caller sees.
-  void restore(exec::impl& st) noexcept {
-    if (st.rebind.template_stale.size() != st.nodes.size())
-      st.rebind.template_stale.assign(st.nodes.size(), false);
-    for (const changed_node& c : changed) {
-      node_state& n = st.nodes[c.index];
-      std::size_t at = 0;
-      for (std::uint32_t k = 0; k < n.slot_count; ++k) {
-        std::memcpy(n.slots[k], c.slots.data() + at, n.slot_sizes[k]);
-        at += n.slot_sizes[k];
-      }
-      n.kernel = c.kernel;
-      n.kernel.kernelParams = n.slot_count ? n.slots : nullptr;
-      if (n.kind != node_kind::captured) st.rebind.template_stale[c.index] = true;
-    }
-    for (const changed_node& c : changed) {
-      node_state& n = st.nodes[c.index];
-      if (n.nested) continue;
-      try {
-        detail::push_node_params(n, st.core.native_exec(), st.capture_stream, *st.core.retired(),
-                                 st.core.host_failures());
-      } catch (...) {
-      }
-    }
-  }
-};
-
 bool same_bytes(const void* a, std::span<const std::byte> b) {
   return std::memcmp(a, b.data(), b.size()) == 0;
 }
 
 }  // namespace
+
+namespace detail {
+
+void update_undo::save(const node_state& n, std::uint32_t index) {
+  changed_node& c = changed.emplace_back();
+  c.index = index;
+  for (std::uint32_t k = 0; k < n.slot_count; ++k) {
+    const auto* first = static_cast<const std::byte*>(n.slots[k]);
+    c.slots.insert(c.slots.end(), first, first + n.slot_sizes[k]);
+  }
+  c.kernel = n.kernel;
+}
+
+void update_undo::restore(std::vector<node_state>& nodes) const noexcept {
+  for (std::uint32_t i = 0; i < nodes.size(); ++i) nodes[i].spec_node = spec_nodes[i];
+  for (const changed_node& c : changed) {
+    node_state& n = nodes[c.index];
+    std::size_t at = 0;
+    for (std::uint32_t k = 0; k < n.slot_count; ++k) {
+      std::memcpy(n.slots[k], c.slots.data() + at, n.slot_sizes[k]);
+      at += n.slot_sizes[k];
+    }
+    n.kernel = c.kernel;
+  }
+}
+
+}  // namespace detail
 
 void exec::update(const graph_spec& changed, std::span<const binding> bindings) {
   impl& st = live();
@@ -284,7 +260,7 @@ void exec::update(const graph_spec& changed, std::span<const binding> bindings) 
 
   // Nothing below refuses before CUDA is asked: apply, keeping what the
   // exec held, to put back if CUDA refuses.
-  previous_state before;
+  detail::update_undo before;
   before.spec_nodes.reserve(st.nodes.size());
   for (const node_state& n : st.nodes) before.spec_nodes.push_back(n.spec_node);
   st.dirty_scratch.clear();
@@ -333,23 +309,23 @@ void exec::update(const graph_spec& changed, std::span<const binding> bindings) 
   }
   std::swap(st.params, params);  // `params` keeps the old ones now
   std::swap(st.param_index, param_index);
-  before.spec = std::move(st.spec);  // (a move keeps the old nodes in place)
+  graph_spec old_spec = std::move(st.spec);  // (a move keeps the old nodes in place)
   st.spec = std::move(next);
   st.rebind_index_built = false;
+  st.update_in_flight = &before;
   try {
     (void)flush_dirty_after_launch_changes(launch_changes);
+    st.update_in_flight = nullptr;
   } catch (...) {
-    // CUDA refused: the exec holds the old values (a refused whole update
-    // changes nothing; nodes that took new ones by setter get the old
-    // ones back), so the exec's record goes back to them too, and the
-    // same update may be tried again.
-    st.spec = std::move(before.spec);
+    // CUDA refused: the rebind put the nodes' old values back and sent them
+    // again where the exec may have taken new ones; the exec's record of
+    // the spec and parameters goes back too, so the same update may be
+    // tried again.
+    st.update_in_flight = nullptr;
+    st.spec = std::move(old_spec);
     st.params = std::move(params);
     st.param_index = std::move(param_index);
-    for (std::uint32_t i = 0; i < st.nodes.size(); ++i) st.nodes[i].spec_node = before.spec_nodes[i];
-    before.restore(st);
     st.rebind_index_built = false;
-    st.dirty_scratch.clear();
     throw;
   }
 }
