@@ -326,9 +326,9 @@ class builder {
   /// Every edge added, (to << 32) | from, in the order edge() added it to
   /// `deps`: build() turns them into the spec's dependency hints.
   std::vector<std::uint64_t> edges_;
-  /// Open-addressing table of node indices + 1 (0: empty), hashed by name:
-  /// no allocation per node.
-  std::vector<std::uint32_t> name_slots_;
+  /// Open-addressing table of node indices + 1 with 32 bits of their name's
+  /// hash (0: empty): no allocation per node.
+  std::vector<std::uint64_t> name_slots_;
   /// Counts build() && calls: node_refs of an earlier generation are refused.
   std::uint32_t generation_ = 0;
   static constexpr std::size_t npos = ~std::size_t{0};

@@ -201,6 +201,29 @@ TEST(Builder, EveryNameIsFoundAfterTheIndexGrows) {
   EXPECT_EQ(b.node("node_5000").index(), std::size_t(count));
 }
 
+// A kernel node whose argument is refused is taken back out of the name
+// index; names that probed past its slot are placed again, so every one is
+// still found. The table is kept near its fullest (half) and each refused
+// name is tried at a different point, so that taking one back must move
+// others of its probe run.
+TEST(Builder, ARefusedNodeLeavesEveryOtherNameFound) {
+  cudag::builder b("crowded");
+  const cudag::buffer_handle<float> too_far{"nowhere", std::size_t(1) << 62};
+  constexpr int count = 1000;  // 1000 of 2048 slots, with a refused node after each
+  for (int i = 0; i < count; ++i) {
+    b.empty("n" + std::to_string(i));
+    EXPECT_THROW(b.kernel("refused" + std::to_string(i), &scale, cudag::launch(1, 32), too_far,
+                          1.0f, 1),
+                 cudag::error);
+  }
+  for (int i = 0; i < count; ++i) {
+    const std::string name = "n" + std::to_string(i);
+    ASSERT_EQ(b.node(name).index(), std::size_t(i)) << name;
+    EXPECT_THROW((void)b.node("refused" + std::to_string(i)), cudag::error);
+  }
+  EXPECT_EQ(b.spec().nodes.size(), std::size_t(count));
+}
+
 // reserve() makes room up front: the nodes are not moved as the graph grows,
 // and names indexed before and after it are all found.
 TEST(Builder, ReserveKeepsTheNodesInPlaceAndEveryNameFound) {
