@@ -47,6 +47,10 @@ void refuse_buffer_offset(const std::string& buffer, std::size_t offset, std::si
   throw error("buffer '" + buffer + "': an offset of " + elements + " elements of " +
               std::to_string(element_bytes) + " bytes overflows std::size_t");
 }
+void refuse_view_offset(std::string_view buffer, std::size_t offset, std::size_t added,
+                        std::size_t element_bytes) {
+  refuse_buffer_offset(std::string(buffer), offset, added, element_bytes);
+}
 }  // namespace detail
 
 condition_handle builder::condition(std::string name, unsigned default_value, bool assign_default) {

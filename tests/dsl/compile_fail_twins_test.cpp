@@ -297,4 +297,34 @@ TEST(DslCompileFailTwins, AGraphOwnedBufferIsReadBackByItsView) {
   EXPECT_NE(kernels[0].find(text), std::string::npos) << kernels[0] << " should hold " << text;
 }
 
+// buffer_view_offset_overflows: the farthest view whose byte offset fits
+// std::size_t is accepted in a constant graph; past it, a view made at run
+// time is refused, naming the buffer, with the builder's message.
+constexpr auto wide = buffer<"wide", float>;
+constexpr std::size_t farthest = ~std::size_t{0} / sizeof(float);
+constexpr auto twin_farthest_view = graph(mem_alloc<"make">(wide, 64),
+                                          kernel<"fill", cf::scale>(1, 32, wide + farthest, 2.0f, 0),
+                                          edge<"make", "fill">);
+static_assert((wide + 8 + (farthest - 8)).offset == farthest);
+
+TEST(DslCompileFailTwins, ABufferViewIsRefusedOnlyWhereItsByteOffsetOverflows) {
+  EXPECT_EQ(to_spec(twin_farthest_view).nodes.size(), 2u);
+  volatile std::size_t one = 1;  // a run-time value: the check runs at run time
+  try {
+    (void)(wide + farthest + one);
+    FAIL() << "a view one element past the farthest was accepted";
+  } catch (const cudag::error& e) {
+    EXPECT_EQ(std::string(e.what()), "buffer 'wide': an offset of " + std::to_string(farthest) +
+                                         " + 1 elements of 4 bytes overflows std::size_t");
+  }
+  try {
+    (void)(wide + 3 + ~std::size_t{0} * one);  // the sum would wrap to 2
+    FAIL() << "a view whose offset wraps was accepted";
+  } catch (const cudag::error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "buffer 'wide': an offset of 3 + 18446744073709551615 elements of 4 bytes "
+              "overflows std::size_t");
+  }
+}
+
 }  // namespace

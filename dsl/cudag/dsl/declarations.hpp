@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 
@@ -30,6 +31,13 @@
 #else
 #define CUDAG_DSL_ERROR_DESTRUCTOR(type) ~type() = delete
 #endif
+
+namespace cudag::detail {
+/// Throws cudag::error naming `buffer` (the builder's message for the same
+/// mistake). Out of line: this header pulls in no <string>.
+[[noreturn]] void refuse_view_offset(std::string_view buffer, std::size_t offset,
+                                     std::size_t added, std::size_t element_bytes);
+}  // namespace cudag::detail
 
 namespace cudag::dsl {
 
@@ -106,7 +114,19 @@ struct bound_value {
   T value;
 };
 
-/// A view of buffer Name's elements from `offset` on: `tmp + 16`.
+/// A view of buffer Name moved `added` elements past `offset` would be a
+/// byte offset past what std::size_t holds. Not constexpr: in a constant
+/// declaration (`tmp + k` in a graph), calling it is the compile error, its
+/// template arguments naming the buffer; at run time it throws cudag::error
+/// naming it.
+template <fixed_string Name, class T>
+[[noreturn]] void buffer_view_offset_overflows(std::size_t offset, std::size_t added) {
+  detail::refuse_view_offset(Name.view(), offset, added, sizeof(T));
+}
+
+/// A view of buffer Name's elements from `offset` on: `tmp + 16`. A view
+/// whose byte offset would wrap is refused rather than made to point at a
+/// valid-looking address.
 template <fixed_string Name, class T>
 struct buffer_t {
   using dsl_tag = buffer_tag;
@@ -114,7 +134,10 @@ struct buffer_t {
   static constexpr auto name = Name;
   std::size_t offset = 0;
 
-  [[nodiscard]] constexpr buffer_t operator+(std::size_t elements) const noexcept {
+  [[nodiscard]] constexpr buffer_t operator+(std::size_t elements) const {
+    constexpr std::size_t most = ~std::size_t{0} / sizeof(T);  // elements a byte offset can reach
+    if (elements > most || offset > most - elements)
+      buffer_view_offset_overflows<Name, T>(offset, elements);
     return {offset + elements};
   }
 };
