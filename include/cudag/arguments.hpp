@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 
@@ -31,6 +32,11 @@ namespace detail {
 /// of `element_bytes` on is past any address. Out of line: no <stdexcept> here.
 [[noreturn]] void refuse_buffer_offset(const std::string& buffer, std::size_t offset,
                                        std::size_t added, std::size_t element_bytes);
+
+/// Throws cudag::error naming `buffer`: a view `offset` elements of
+/// `element_bytes` on is past the end of its `allocation_bytes`.
+[[noreturn]] void refuse_view_past_end(std::string_view buffer, std::size_t offset,
+                                       std::size_t element_bytes, std::size_t allocation_bytes);
 
 /// Whether `elements` of `element_bytes` are more bytes than std::size_t holds.
 constexpr bool bytes_overflow(std::size_t elements, std::size_t element_bytes) noexcept {

@@ -92,11 +92,18 @@ class exec {
   /// the launch until the program frees it). Throws, naming the graph, for
   /// a name no mem_alloc node produces.
   [[nodiscard]] void* buffer_address(std::string_view name) const;
-  /// buffer_address() typed as the builder's handle, its offset applied.
+  /// buffer_address() typed as the builder's handle, its offset applied. A
+  /// view past the end of the allocation (one past its last element is the
+  /// farthest) is refused, naming the buffer, rather than handed out.
   template <class T>
   [[nodiscard]] T* buffer(const buffer_handle<T>& b) const {
-    return static_cast<T*>(buffer_address(b.name)) + b.offset;
+    return static_cast<T*>(buffer_view(b.name, b.offset, sizeof(T)));
   }
+
+  /// The address `offset` elements of `element_bytes` into buffer `name`;
+  /// throws, naming the buffer, past the end of its allocation.
+  [[nodiscard]] void* buffer_view(std::string_view name, std::size_t offset,
+                                  std::size_t element_bytes) const;
 
   /// The CUDA node created for a top-level node of the spec.
   [[nodiscard]] cudaGraphNode_t node_handle(std::string_view node) const;

@@ -51,6 +51,14 @@ void refuse_view_offset(std::string_view buffer, std::size_t offset, std::size_t
                         std::size_t element_bytes) {
   refuse_buffer_offset(std::string(buffer), offset, added, element_bytes);
 }
+void refuse_view_past_end(std::string_view buffer, std::size_t offset, std::size_t element_bytes,
+                          std::size_t allocation_bytes) {
+  throw error("buffer '" + std::string(buffer) + "': a view at element " + std::to_string(offset) +
+                  " of " + std::to_string(element_bytes) + " bytes is past the end of its " +
+                  std::to_string(allocation_bytes) + "-byte allocation (" +
+                  std::to_string(allocation_bytes / element_bytes) + " elements)",
+              cudaErrorInvalidValue);
+}
 }  // namespace detail
 
 condition_handle builder::condition(std::string name, unsigned default_value, bool assign_default) {
@@ -73,13 +81,16 @@ std::size_t hash_name(std::string_view name) noexcept {
 }  // namespace
 
 // A slot holds (the name's hash_name() low 32 bits << 32) | (node index + 1);
-// 0 is empty. The hash picks the slot and, when the table grows or an entry
-// moves, picks it again without reading the name; a name is compared only
-// when its 32 hash bits match, so a probe past other names touches no node
-// (at a million nodes, each node touched is a cache and TLB miss).
+// 0 is empty. Those 32 bits pick the slot, so that a growing table places
+// every entry again without reading its name; a name is compared only when
+// its 32 hash bits match, so a probe past other names touches no node (at a
+// million nodes, each node touched is a cache and TLB miss).
 namespace {
-constexpr std::uint64_t slot_of(std::size_t hash, std::size_t index) noexcept {
-  return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(hash)) << 32) | (index + 1);
+std::uint32_t hash_bits_of(std::string_view name) noexcept {
+  return static_cast<std::uint32_t>(hash_name(name));
+}
+constexpr std::uint64_t slot_of(std::uint32_t hash, std::size_t index) noexcept {
+  return (static_cast<std::uint64_t>(hash) << 32) | (index + 1);
 }
 constexpr std::uint32_t hash_bits(std::uint64_t slot) noexcept {
   return static_cast<std::uint32_t>(slot >> 32);
@@ -92,11 +103,11 @@ constexpr std::size_t index_of(std::uint64_t slot) noexcept {
 std::size_t builder::find_node(std::string_view name) const noexcept {
   if (name_slots_.empty()) return npos;
   const std::size_t mask = name_slots_.size() - 1;
-  const std::size_t hash = hash_name(name);
+  const std::uint32_t hash = hash_bits_of(name);
   for (std::size_t i = hash & mask;; i = (i + 1) & mask) {
     const std::uint64_t slot = name_slots_[i];
     if (slot == 0) return npos;
-    if (hash_bits(slot) == static_cast<std::uint32_t>(hash) && spec_.nodes[index_of(slot)].name == name)
+    if (hash_bits(slot) == hash && spec_.nodes[index_of(slot)].name == name)
       return index_of(slot);
   }
 }
@@ -113,7 +124,7 @@ void builder::rebuild_name_table(std::size_t slots, std::size_t indexed) {
     for (const std::uint64_t slot : name_slots_)
       if (slot != 0) place(slot);
   } else {
-    for (std::size_t n = 0; n < indexed; ++n) place(slot_of(hash_name(spec_.nodes[n].name), n));
+    for (std::size_t n = 0; n < indexed; ++n) place(slot_of(hash_bits_of(spec_.nodes[n].name), n));
   }
   name_slots_.swap(grown);
 }
@@ -134,10 +145,10 @@ bool builder::index_last_node() {
     rebuild_name_table(std::max<std::size_t>(64, name_slots_.size() * 2), count - 1);
   const std::string& name = spec_.nodes.back().name;
   const std::size_t mask = name_slots_.size() - 1;
-  const std::size_t hash = hash_name(name);
+  const std::uint32_t hash = hash_bits_of(name);
   std::size_t i = hash & mask;
   for (; name_slots_[i] != 0; i = (i + 1) & mask)
-    if (hash_bits(name_slots_[i]) == static_cast<std::uint32_t>(hash) &&
+    if (hash_bits(name_slots_[i]) == hash &&
         spec_.nodes[index_of(name_slots_[i])].name == name)
       return false;
   name_slots_[i] = slot_of(hash, count - 1);
@@ -145,20 +156,15 @@ bool builder::index_last_node() {
 }
 
 void builder::unindex_last_node() noexcept {
-  // Removes the last node's entry; entries after it in its probe run are
-  // placed again so that lookups still find them.
+  // The last node went in last: it took the first empty slot of its probe
+  // run, and every entry further along that run was placed before, past an
+  // empty slot here, so none depends on it. Emptying its slot restores the
+  // table as it was.
   const std::size_t last = spec_.nodes.size() - 1;
   const std::size_t mask = name_slots_.size() - 1;
-  std::size_t i = hash_name(spec_.nodes.back().name) & mask;
+  std::size_t i = hash_bits_of(spec_.nodes.back().name) & mask;
   while (index_of(name_slots_[i]) != last) i = (i + 1) & mask;
   name_slots_[i] = 0;
-  for (std::size_t j = (i + 1) & mask; name_slots_[j] != 0; j = (j + 1) & mask) {
-    const std::uint64_t moved = name_slots_[j];
-    name_slots_[j] = 0;
-    std::size_t k = hash_bits(moved) & mask;
-    while (name_slots_[k] != 0) k = (k + 1) & mask;
-    name_slots_[k] = moved;
-  }
 }
 
 builder::pending_node::pending_node(builder& owner, std::string&& name) : owner_(owner) {

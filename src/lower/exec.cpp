@@ -691,21 +691,33 @@ bool exec::enabled(std::string_view name) const {
   return native::enabled(st.core.native_exec(), n.handle, n.path);
 }
 
-void* exec::buffer_address(std::string_view name) const {
-  // A node's path is its graph's prefix plus its name; a buffer's is the
-  // same prefix plus the buffer's name.
-  for (const node_state& n : live().nodes) {
+namespace {
+// The mem_alloc node of `state` that produces buffer `name` (its path: a
+// node's path is its graph's prefix plus its name, a buffer's the same
+// prefix plus the buffer's name); throws, naming the graph, where none does.
+const detail::node_state& allocation_of(const exec::impl& state, std::string_view name) {
+  for (const node_state& n : state.nodes) {
     if (n.kind != node_kind::mem_alloc) continue;
     const std::string& buffer = std::get<mem_alloc_node>(n.spec_node->params).buffer;
     const std::string_view prefix =
         std::string_view(n.path).substr(0, n.path.size() - n.spec_node->name.size());
     if (name.size() == prefix.size() + buffer.size() && name.starts_with(prefix) &&
         name.substr(prefix.size()) == buffer)
-      return n.allocation;
+      return n;
   }
-  throw error("graph '" + live().spec.name + "' has no graph-owned buffer '" + std::string(name) +
+  throw error("graph '" + state.spec.name + "' has no graph-owned buffer '" + std::string(name) +
                   "' (no mem_alloc node produces it)",
               cudaErrorInvalidValue);
+}
+}  // namespace
+
+void* exec::buffer_address(std::string_view name) const { return allocation_of(live(), name).allocation; }
+
+void* exec::buffer_view(std::string_view name, std::size_t offset, std::size_t element_bytes) const {
+  const detail::node_state& n = allocation_of(live(), name);
+  const std::size_t bytes = std::get<mem_alloc_node>(n.spec_node->params).bytes;
+  if (offset > bytes / element_bytes) detail::refuse_view_past_end(name, offset, element_bytes, bytes);
+  return static_cast<std::byte*>(n.allocation) + offset * element_bytes;
 }
 
 cudaGraphNode_t exec::node_handle(std::string_view name) const {

@@ -203,4 +203,16 @@ TEST(Catalogue, BufferOffsetOverflowIsNamed) {
             "std::size_t");
 }
 
+TEST(Catalogue, ReadBackViewPastItsBufferIsNamed) {
+  cudag::native::recorder rec;
+  cudag::builder b("g");
+  auto tmp = b.alloc<float>("tmp", 256);
+  auto e = cudag::instantiate(b.build(), {});
+  auto refused = refusal<cudag::error>([&] { (void)e.buffer(tmp.buffer + 300); });
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(std::string(refused->what()),
+            "buffer 'tmp': a view at element 300 of 4 bytes is past the end of its 1024-byte "
+            "allocation (256 elements)");
+}
+
 }  // namespace

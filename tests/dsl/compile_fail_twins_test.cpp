@@ -289,6 +289,17 @@ TEST(DslCompileFailTwins, AGraphOwnedBufferIsReadBackByItsView) {
   float* base = e.buffer(staging);
   ASSERT_NE(base, nullptr);
   EXPECT_EQ(e.buffer(staging + 8), base + 8);
+  // Up to one past its last element; past that the view is refused, naming
+  // the buffer, as the builder's exec does.
+  EXPECT_EQ(e.buffer(staging + 64), base + 64);
+  try {
+    (void)e.buffer(staging + 65);
+    FAIL() << "a view past the end of 'staging' was handed out";
+  } catch (const cudag::error& err) {
+    EXPECT_EQ(std::string(err.what()),
+              "buffer 'staging': a view at element 65 of 4 bytes is past the end of its 256-byte "
+              "allocation (64 elements)");
+  }
   char text[64];
   std::snprintf(text, sizeof text, "args=[0x%llx,",
                 static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(base + 8)));
@@ -302,6 +313,7 @@ TEST(DslCompileFailTwins, AGraphOwnedBufferIsReadBackByItsView) {
 // time is refused, naming the buffer, with the builder's message.
 constexpr auto wide = buffer<"wide", float>;
 constexpr std::size_t farthest = ~std::size_t{0} / sizeof(float);
+using wide_view = std::remove_cv_t<decltype(wide)>;
 constexpr auto twin_farthest_view = graph(mem_alloc<"make">(wide, 64),
                                           kernel<"fill", cf::scale>(1, 32, wide + farthest, 2.0f, 0),
                                           edge<"make", "fill">);
@@ -316,6 +328,13 @@ TEST(DslCompileFailTwins, ABufferViewIsRefusedOnlyWhereItsByteOffsetOverflows) {
   } catch (const cudag::error& e) {
     EXPECT_EQ(std::string(e.what()), "buffer 'wide': an offset of " + std::to_string(farthest) +
                                          " + 1 elements of 4 bytes overflows std::size_t");
+  }
+  try {  // a view made directly, not by +, is checked the same way
+    (void)wide_view{farthest + one};
+    FAIL() << "a view made one element past the farthest was accepted";
+  } catch (const cudag::error& e) {
+    EXPECT_EQ(std::string(e.what()), "buffer 'wide': an offset of " + std::to_string(farthest + 1) +
+                                         " elements of 4 bytes overflows std::size_t");
   }
   try {
     (void)(wide + 3 + ~std::size_t{0} * one);  // the sum would wrap to 2

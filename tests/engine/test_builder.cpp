@@ -202,10 +202,9 @@ TEST(Builder, EveryNameIsFoundAfterTheIndexGrows) {
 }
 
 // A kernel node whose argument is refused is taken back out of the name
-// index; names that probed past its slot are placed again, so every one is
-// still found. The table is kept near its fullest (half) and each refused
-// name is tried at a different point, so that taking one back must move
-// others of its probe run.
+// index, and only it: every other name is still found, the refused one is
+// free. The table is kept near its fullest (half), so that most refused
+// names probe past others, whose slots must be left alone.
 TEST(Builder, ARefusedNodeLeavesEveryOtherNameFound) {
   cudag::builder b("crowded");
   const cudag::buffer_handle<float> too_far{"nowhere", std::size_t(1) << 62};

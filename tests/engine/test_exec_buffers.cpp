@@ -51,8 +51,21 @@ TEST(ExecBuffers, AddressOfATopLevelAndANestedBufferIsTheOneTheirReadersGet) {
   float* top = e.buffer(out.buffer);
   ASSERT_NE(top, nullptr);
   EXPECT_EQ(e.buffer_address("out"), static_cast<void*>(top));
-  // The offset of the handle is applied, in elements.
+  // The offset of the handle is applied, in elements, up to one past the
+  // last element; a view past that is refused, naming the buffer.
   EXPECT_EQ(e.buffer(out.buffer + 16), top + 16);
+  EXPECT_EQ(e.buffer(out.buffer + 256), top + 256);
+  try {
+    (void)e.buffer(out.buffer + 257);
+    FAIL() << "a view past the end of 'out' was handed out";
+  } catch (const cudag::error& err) {
+    EXPECT_EQ(std::string(err.what()),
+              "buffer 'out': a view at element 257 of 4 bytes is past the end of its 1024-byte "
+              "allocation (256 elements)");
+  }
+  // The same bytes seen as doubles: 128 of them.
+  EXPECT_EQ(e.buffer(cudag::buffer_handle<double>{"out", 128}), reinterpret_cast<double*>(top) + 128);
+  EXPECT_THROW((void)e.buffer(cudag::buffer_handle<double>{"out", 129}), cudag::error);
   void* nested = e.buffer_address("stage/scratch");
   ASSERT_NE(nested, nullptr);
   EXPECT_NE(nested, static_cast<void*>(top));

@@ -134,12 +134,20 @@ struct buffer_t {
   static constexpr auto name = Name;
   std::size_t offset = 0;
 
+  constexpr buffer_t() = default;
+  /// The view `elements` in (also what `decltype(tmp){k}` makes).
+  constexpr buffer_t(std::size_t elements) : offset(elements) {
+    if (elements > most) buffer_view_offset_overflows<Name, T>(0, elements);
+  }
+
   [[nodiscard]] constexpr buffer_t operator+(std::size_t elements) const {
-    constexpr std::size_t most = ~std::size_t{0} / sizeof(T);  // elements a byte offset can reach
     if (elements > most || offset > most - elements)
       buffer_view_offset_overflows<Name, T>(offset, elements);
-    return {offset + elements};
+    return buffer_t(offset + elements);
   }
+
+ private:
+  static constexpr std::size_t most = ~std::size_t{0} / sizeof(T);  // elements a byte offset can reach
 };
 template <fixed_string Name, class T>
 inline constexpr buffer_t<Name, T> buffer{};

@@ -184,6 +184,7 @@ struct exec_arena {
   // One store per node (every storage's defaults): straight-line glue.
   CUDAG_DSL_STRAIGHT_LINE_GLUE explicit exec_arena(const G& g) : graph(g) {
     state.values = value_tables{params, buffers.data(), conditions.data()};
+    state.buffer_bytes = buffer_bytes.data();
   }
   template <class B>
   void write(const B& b) noexcept {
@@ -202,6 +203,7 @@ struct exec_arena {
   G graph;
   alignas(16) std::byte params[G::shape.param_bytes > 0 ? G::shape.param_bytes : 1] = {};
   std::array<void*, G::sizes.buffers> buffers{};
+  std::array<std::size_t, G::sizes.buffers> buffer_bytes{};
   std::array<cudaGraphConditionalHandle, G::sizes.conditions> conditions{};
   // Default-initialised: every node kind writes its storage before it reads
   // it (lowering fills it), and value-initialising one item at a time cost
@@ -411,8 +413,11 @@ class exec {
       returns_error();
     } else {
       constexpr std::uint32_t slot = G::shape.buffer_slot(name_hash(View::name.view()));
-      return static_cast<typename View::element_type*>(arena().state.values.buffers[slot]) +
-             view.offset;
+      using element = typename View::element_type;
+      const std::size_t bytes = arena().buffer_bytes[slot];
+      if (view.offset > bytes / sizeof(element))
+        cudag::detail::refuse_view_past_end(View::name.view(), view.offset, sizeof(element), bytes);
+      return static_cast<element*>(arena().state.values.buffers[slot]) + view.offset;
     }
   }
 

@@ -22,6 +22,9 @@ using param_hashes = std::span<const std::uint64_t>;
 
 struct lowering_state {
   value_tables values;
+  /// Each buffer's allocation size in bytes, by slot beside values.buffers
+  /// (where the graph keeps them: the exec's read-back checks views by it).
+  std::size_t* buffer_bytes = nullptr;
   std::shared_ptr<host_failure_sink> host_failures;
   std::shared_ptr<retired_objects> retired;  ///< host-node snapshots a rebind replaced
   cudaStream_t capture_stream = nullptr;  ///< created on first use
