@@ -30,7 +30,7 @@ struct param_handle {
 namespace detail {
 /// Throws cudag::error naming `buffer`: a view `offset` (+ `added`) elements
 /// of `element_bytes` on is past any address. Out of line: no <stdexcept> here.
-[[noreturn]] void refuse_buffer_offset(const std::string& buffer, std::size_t offset,
+[[noreturn]] void refuse_buffer_offset(std::string_view buffer, std::size_t offset,
                                        std::size_t added, std::size_t element_bytes);
 
 /// Throws cudag::error naming `buffer`: a view `offset` elements of

@@ -312,9 +312,9 @@ class builder {
   [[nodiscard]] std::size_t find_node(std::string_view name) const noexcept;
   /// Records the last node's name in the index; false if the name is taken.
   bool index_last_node();
-  /// A name table of `slots` entries (a power of two) holding the first
-  /// `indexed` nodes.
-  void rebuild_name_table(std::size_t slots, std::size_t indexed);
+  /// The name table grown to `slots` entries (a power of two), holding
+  /// every name it held.
+  void rebuild_name_table(std::size_t slots);
   void unindex_last_node() noexcept;
   node_ref add_conditional(std::string name, conditional_kind kind, const condition_handle& c,
                            std::vector<graph_spec> bodies);

@@ -39,17 +39,13 @@ void builder::refuse_allocation_size(const std::string& name, std::size_t count,
 }
 
 namespace detail {
-void refuse_buffer_offset(const std::string& buffer, std::size_t offset, std::size_t added,
+void refuse_buffer_offset(std::string_view buffer, std::size_t offset, std::size_t added,
                           std::size_t element_bytes) {
   const std::string elements = offset == 0 ? std::to_string(added)
                                : added == 0 ? std::to_string(offset)
                                             : std::to_string(offset) + " + " + std::to_string(added);
-  throw error("buffer '" + buffer + "': an offset of " + elements + " elements of " +
+  throw error("buffer '" + std::string(buffer) + "': an offset of " + elements + " elements of " +
               std::to_string(element_bytes) + " bytes overflows std::size_t");
-}
-void refuse_view_offset(std::string_view buffer, std::size_t offset, std::size_t added,
-                        std::size_t element_bytes) {
-  refuse_buffer_offset(std::string(buffer), offset, added, element_bytes);
 }
 void refuse_view_past_end(std::string_view buffer, std::size_t offset, std::size_t element_bytes,
                           std::size_t allocation_bytes) {
@@ -112,19 +108,15 @@ std::size_t builder::find_node(std::string_view name) const noexcept {
   }
 }
 
-void builder::rebuild_name_table(std::size_t slots, std::size_t indexed) {
+void builder::rebuild_name_table(std::size_t slots) {
+  // Every indexed node is in the old table, its hash bits with it.
   std::vector<std::uint64_t> grown(slots, 0);
   const std::size_t mask = grown.size() - 1;
-  const auto place = [&](std::uint64_t slot) {
+  for (const std::uint64_t slot : name_slots_) {
+    if (slot == 0) continue;
     std::size_t i = hash_bits(slot) & mask;
     while (grown[i] != 0) i = (i + 1) & mask;
     grown[i] = slot;
-  };
-  if (name_slots_.size() > 0) {  // growing: the hashes are in the slots
-    for (const std::uint64_t slot : name_slots_)
-      if (slot != 0) place(slot);
-  } else {
-    for (std::size_t n = 0; n < indexed; ++n) place(slot_of(hash_bits_of(spec_.nodes[n].name), n));
   }
   name_slots_.swap(grown);
 }
@@ -135,14 +127,14 @@ void builder::reserve(std::size_t nodes, std::size_t edges) {
   // A name table that stays at most half full up to `nodes`.
   std::size_t slots = 64;
   while (slots < 2 * nodes) slots *= 2;
-  if (slots > name_slots_.size()) rebuild_name_table(slots, spec_.nodes.size());
+  if (slots > name_slots_.size()) rebuild_name_table(slots);
 }
 
 bool builder::index_last_node() {
   const std::size_t count = spec_.nodes.size();
   // Load factor at most one half.
   if (count * 2 > name_slots_.size())
-    rebuild_name_table(std::max<std::size_t>(64, name_slots_.size() * 2), count - 1);
+    rebuild_name_table(std::max<std::size_t>(64, name_slots_.size() * 2));
   const std::string& name = spec_.nodes.back().name;
   const std::size_t mask = name_slots_.size() - 1;
   const std::uint32_t hash = hash_bits_of(name);

@@ -33,10 +33,10 @@
 #endif
 
 namespace cudag::detail {
-/// Throws cudag::error naming `buffer` (the builder's message for the same
-/// mistake). Out of line: this header pulls in no <string>.
-[[noreturn]] void refuse_view_offset(std::string_view buffer, std::size_t offset,
-                                     std::size_t added, std::size_t element_bytes);
+/// The builder's refusal of the same mistake (declared in cudag/arguments.hpp
+/// too): this header pulls in no <string>.
+[[noreturn]] void refuse_buffer_offset(std::string_view buffer, std::size_t offset,
+                                       std::size_t added, std::size_t element_bytes);
 }  // namespace cudag::detail
 
 namespace cudag::dsl {
@@ -121,7 +121,7 @@ struct bound_value {
 /// naming it.
 template <fixed_string Name, class T>
 [[noreturn]] void buffer_view_offset_overflows(std::size_t offset, std::size_t added) {
-  detail::refuse_view_offset(Name.view(), offset, added, sizeof(T));
+  detail::refuse_buffer_offset(Name.view(), offset, added, sizeof(T));
 }
 
 /// A view of buffer Name's elements from `offset` on: `tmp + 16`. A view

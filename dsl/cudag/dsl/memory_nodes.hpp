@@ -163,7 +163,7 @@ struct alloc_body : leaf_body {
                         native::deps_span deps, std::string_view name) const {
     const native::allocation a = native::add_mem_alloc(g, deps, count * sizeof(T), device, name);
     const_cast<void**>(st.values.buffers)[slots[0]] = a.pointer;
-    if (st.buffer_bytes) st.buffer_bytes[slots[0]] = count * sizeof(T);
+    st.buffer_bytes[slots[0]] = count * sizeof(T);
     return a.node;
   }
   void update(storage&, lowering_state&, const ref_slot*, cudaGraphNode_t, native::param_target,
