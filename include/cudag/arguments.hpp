@@ -38,6 +38,11 @@ namespace detail {
 [[noreturn]] void refuse_view_past_end(std::string_view buffer, std::size_t offset,
                                        std::size_t element_bytes, std::size_t allocation_bytes);
 
+/// Throws cudag::error naming mem_alloc node `node` (of graph `graph`, when
+/// given): `count` elements of `element_bytes` overflow std::size_t.
+[[noreturn]] void refuse_allocation_size(std::string_view graph, std::string_view node,
+                                         std::size_t count, std::size_t element_bytes);
+
 /// Whether `elements` of `element_bytes` are more bytes than std::size_t holds.
 constexpr bool bytes_overflow(std::size_t elements, std::size_t element_bytes) noexcept {
   return elements > ~std::size_t{0} / element_bytes;

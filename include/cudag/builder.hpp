@@ -229,7 +229,8 @@ class builder {
   template <class T>
   allocation_ref<T> alloc(std::string name, std::size_t count, int device = -1) {
     // Refused before the node is added: a wrapped size would allocate too little.
-    if (detail::bytes_overflow(count, sizeof(T))) refuse_allocation_size(name, count, sizeof(T));
+    if (detail::bytes_overflow(count, sizeof(T)))
+      detail::refuse_allocation_size(spec_.name, name, count, sizeof(T));
     node_ref n = add(name, mem_alloc_node{name, count * sizeof(T), device});
     return {n, buffer_handle<T>{std::move(name), 0}};
   }
@@ -304,8 +305,6 @@ class builder {
   };
 
   void declare_param(const std::string& name, const type_tag& type, bool external_buffer = false);
-  [[noreturn]] void refuse_allocation_size(const std::string& name, std::size_t count,
-                                           std::size_t element_bytes) const;
   node_ref add(std::string name, node_params params);
   static void apply_launch(kernel_node& n, const launch_config& config);
   /// Index of the node named `name`, or npos.

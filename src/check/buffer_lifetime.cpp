@@ -10,6 +10,7 @@
 #include <variant>
 
 #include "check_passes.hpp"
+#include "cudag/buffer_bounds.hpp"
 #include "cudag/check.hpp"
 
 namespace cudag::check_detail {
@@ -34,6 +35,8 @@ struct buffer_events {
   std::unordered_map<std::string_view, site> free;
   std::vector<buffer_use> uses;  ///< buffer_ref reads, in pre-order
   std::unordered_map<std::string_view, std::vector<site>> uses_by_buffer;
+  /// Nodes that read a buffer through an operand, each once, in pre-order.
+  std::vector<site> readers;
 };
 
 class lifetime_checker {
@@ -48,6 +51,7 @@ class lifetime_checker {
       if (auto it = events_.free.find(buffer); it != events_.free.end() && users.size() > 1)
         check_before_free(buffer, it->second, users);
     }
+    for (const site& reader : events_.readers) check_bounds(reader);
   }
 
  private:
@@ -98,9 +102,12 @@ class lifetime_checker {
       }
       frees_in_order.push_back({fr->buffer, here});
     }
+    bool reads = false;
     for_each_value(n, [&](const value& v) {
       const auto* b = std::get_if<buffer_ref>(&v.source);
       if (!b) return;
+      if (!reads) events_.readers.push_back(here);
+      reads = true;
       events_.uses.push_back({b->name, here});
       auto& sites = events_.uses_by_buffer[b->name];
       // A node reading a buffer through several operands is one user.
@@ -218,6 +225,35 @@ class lifetime_checker {
                       {path(user), path(free)});
   }
 
+  // Every operand of node `at` that views an allocated buffer stays inside
+  // the allocation (buffer_bounds.hpp). The size of an external buffer is
+  // not known here.
+  void check_bounds(site at) const {
+    const node& n = tree_.at(at.frame).spec().nodes[at.node];
+    const auto within = [&](const value& v, view_access access, std::size_t extent) {
+      const auto* b = std::get_if<buffer_ref>(&v.source);
+      if (!b) return;
+      const auto alloc = events_.alloc.find(b->name);
+      if (alloc == events_.alloc.end()) return;  // external
+      const site made = alloc->second;
+      const std::size_t size =
+          std::get<mem_alloc_node>(tree_.at(made.frame).spec().nodes[made.node].params).bytes;
+      if (detail::view_within(b->offset_bytes, extent, size)) return;
+      throw check_error(detail::view_past_allocation(kind_name(n.kind()), path(at), b->name, access,
+                                                     b->offset_bytes, extent, size, path(made)),
+                        {path(at), path(made)});
+    };
+    if (const auto* c = std::get_if<memcpy_node>(&n.params)) {
+      within(c->dst, view_access::writes, c->bytes);
+      within(c->src, view_access::reads, c->bytes);
+    } else if (const auto* m = std::get_if<memset_node>(&n.params)) {
+      within(m->dst, view_access::sets,
+             detail::memset_extent(m->element_size, m->width, m->height, m->pitch_bytes));
+    } else {
+      for_each_value(n, [&](const value& v) { within(v, view_access::address, 0); });
+    }
+  }
+
   const spec_tree& tree_;
   buffer_events events_;
 };
@@ -227,3 +263,26 @@ class lifetime_checker {
 void check_buffer_lifetimes(const spec_tree& tree) { lifetime_checker(tree).run(); }
 
 }  // namespace cudag::check_detail
+
+namespace cudag::detail {
+
+std::string view_past_allocation(std::string_view kind, std::string_view node,
+                                 std::string_view buffer, view_access access, std::size_t offset,
+                                 std::size_t extent, std::size_t size, std::string_view alloc_node) {
+  std::string text = std::string(kind) + " node '" + std::string(node) + "' ";
+  const std::string_view verb = access == view_access::reads    ? "reads"
+                                : access == view_access::writes ? "writes"
+                                                                : "sets";
+  if (access == view_access::address)
+    text += "is given buffer '" + std::string(buffer) + "' at byte " + std::to_string(offset);
+  else if (extent > ~std::size_t{0} - offset || extent == ~std::size_t{0})
+    text += std::string(verb) + " more bytes than std::size_t holds from byte " +
+            std::to_string(offset) + " of buffer '" + std::string(buffer) + "'";
+  else
+    text += std::string(verb) + " bytes [" + std::to_string(offset) + ", " +
+            std::to_string(offset + extent) + ") of buffer '" + std::string(buffer) + "'";
+  return text + ", past the end of its " + std::to_string(size) + " bytes (allocated by '" +
+         std::string(alloc_node) + "')";
+}
+
+}  // namespace cudag::detail

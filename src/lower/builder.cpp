@@ -30,15 +30,14 @@ void builder::declare_param(const std::string& name, const type_tag& type, bool 
   spec_.params.push_back({name, type, external_buffer});
 }
 
-void builder::refuse_allocation_size(const std::string& name, std::size_t count,
-                                     std::size_t element_bytes) const {
-  throw error("graph '" + spec_.name + "': mem_alloc node '" + name + "': " +
-                  std::to_string(count) + " elements of " + std::to_string(element_bytes) +
-                  " bytes overflow std::size_t",
-              cudaSuccess, {}, name);
-}
-
 namespace detail {
+void refuse_allocation_size(std::string_view graph, std::string_view node, std::size_t count,
+                            std::size_t element_bytes) {
+  const std::string in_graph = graph.empty() ? "" : "graph '" + std::string(graph) + "': ";
+  throw error(in_graph + "mem_alloc node '" + std::string(node) + "': " + std::to_string(count) +
+                  " elements of " + std::to_string(element_bytes) + " bytes overflow std::size_t",
+              cudaSuccess, {}, std::string(node));
+}
 void refuse_buffer_offset(std::string_view buffer, std::size_t offset, std::size_t added,
                           std::size_t element_bytes) {
   const std::string elements = offset == 0 ? std::to_string(added)

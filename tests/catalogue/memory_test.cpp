@@ -215,4 +215,21 @@ TEST(Catalogue, ReadBackViewPastItsBufferIsNamed) {
             "allocation (256 elements)");
 }
 
+TEST(Catalogue, OperandPastTheEndOfItsBufferIsNamed) {
+  cudag::native::recorder rec;
+  cudag::builder b("g");
+  auto tmp = b.alloc<float>("tmp", 256);
+  auto src = b.param<float*>("x");
+  auto copy = b.memcpy("copy", tmp.buffer + 128, src, 1024);
+  b.edge(tmp.node, copy);
+  const cudag::binding binds[] = {cudag::bind("x", dev_x)};
+  auto c = refusal<cudag::check_error>([&] { (void)cudag::instantiate(b.build(), binds); });
+  ASSERT_TRUE(c);
+  EXPECT_EQ(std::string(c->what()),
+            "memcpy node 'copy' writes bytes [512, 1536) of buffer 'tmp', past the end of its "
+            "1024 bytes (allocated by 'tmp')");
+  EXPECT_EQ(c->nodes(), (strings{"copy", "tmp"}));
+  EXPECT_TRUE(rec.calls().empty()) << "refused before any CUDA call";
+}
+
 }  // namespace

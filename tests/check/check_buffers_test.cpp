@@ -141,5 +141,90 @@ TEST(CheckBuffers, FreeInChildOrdersUsersOfBothGraphs) {
                   {"sub/k", "sub/f"});
 }
 
+// Bounds: each operand that views an allocated buffer stays inside it. The
+// edge cases are the last byte a copy or set may touch and the address one
+// past the end, both accepted; one byte further is refused, naming the user
+// and the allocation.
+memcpy_node copy_of(value dst, value src, std::size_t bytes) {
+  return memcpy_node{std::move(dst), std::move(src), bytes, cudaMemcpyDefault};
+}
+
+TEST(CheckBuffers, OperandsInsideTheirAllocationAreAccepted) {
+  const graph_spec g = graph(
+      {make_node("alloc", alloc("tmp", 1024)),
+       make_node("copy", copy_of(buffer<void*>("tmp", 512), buffer<const void*>("tmp", 0), 512),
+                 {"alloc"}),
+       make_node("clear", memset_of(buffer<void*>("tmp", 4), 255), {"copy"}),
+       user("k", "tmp", {"clear"}),
+       make_node("end", kernel({buffer<float*>("tmp", 1024)}), {"k"})});
+  EXPECT_NO_THROW(check(g));
+}
+
+TEST(CheckBuffers, CopyPastTheEndOfItsBufferIsRefused) {
+  const graph_spec writes = graph(
+      {make_node("alloc", alloc("tmp", 1024)),
+       make_node("copy", copy_of(buffer<void*>("tmp", 512), param<const void*>("src"), 513),
+                 {"alloc"})},
+      {declare<const void*>("src")});
+  expect_rejected([&] { check(writes); },
+                  {"memcpy node 'copy' writes bytes [512, 1025) of buffer 'tmp', past the end of "
+                   "its 1024 bytes (allocated by 'alloc')"},
+                  {"copy", "alloc"});
+  const graph_spec reads = graph(
+      {make_node("alloc", alloc("tmp", 1024)),
+       make_node("copy", copy_of(param<void*>("dst"), buffer<const void*>("tmp", 1000), 100),
+                 {"alloc"})},
+      {declare<void*>("dst")});
+  expect_rejected([&] { check(reads); },
+                  {"memcpy node 'copy' reads bytes [1000, 1100) of buffer 'tmp'"},
+                  {"copy", "alloc"});
+}
+
+TEST(CheckBuffers, SetPastTheEndOfItsBufferIsRefused) {
+  const graph_spec g = graph({make_node("alloc", alloc("tmp", 1024)),
+                              make_node("clear", memset_of(buffer<void*>("tmp", 8), 255), {"alloc"})});
+  expect_rejected([&] { check(g); },
+                  {"memset node 'clear' sets bytes [8, 1028) of buffer 'tmp', past the end of its "
+                   "1024 bytes (allocated by 'alloc')"},
+                  {"clear", "alloc"});
+  // Rows: the last row ends at (height - 1) * pitch + width * element size.
+  memset_node rows{buffer<void*>("tmp"), make_literal(0u), 4, 16, 4, 320};
+  const graph_spec fits = graph({make_node("alloc", alloc("tmp", 1024)),
+                                 make_node("rows", rows, {"alloc"})});
+  EXPECT_NO_THROW(check(fits));  // 3 * 320 + 64 = 1024
+  rows.pitch_bytes = 321;
+  const graph_spec wide = graph({make_node("alloc", alloc("tmp", 1024)),
+                                 make_node("rows", rows, {"alloc"})});
+  expect_rejected([&] { check(wide); }, {"memset node 'rows' sets bytes [0, 1027)"},
+                  {"rows", "alloc"});
+  rows.pitch_bytes = std::size_t(1) << 63;  // the extent itself overflows
+  const graph_spec huge = graph({make_node("alloc", alloc("tmp", 1024)),
+                                 make_node("rows", rows, {"alloc"})});
+  expect_rejected([&] { check(huge); },
+                  {"memset node 'rows' sets more bytes than std::size_t holds from byte 0 of "
+                   "buffer 'tmp'"},
+                  {"rows", "alloc"});
+}
+
+TEST(CheckBuffers, AddressPastTheEndOfItsBufferIsRefused) {
+  // Nested: the body's kernel reads the enclosing graph's buffer.
+  auto inner = std::make_shared<graph_spec>(
+      graph({make_node("k", kernel({buffer<float*>("tmp", 1028)}))}));
+  const graph_spec g = graph({make_node("alloc", alloc("tmp", 1024)),
+                              make_node("sub", child_node{inner}, {"alloc"})});
+  expect_rejected([&] { check(g); },
+                  {"kernel node 'sub/k' is given buffer 'tmp' at byte 1028, past the end of its "
+                   "1024 bytes (allocated by 'alloc')"},
+                  {"sub/k", "alloc"});
+}
+
+TEST(CheckBuffers, ExternalBuffersHaveNoKnownEnd) {
+  param_decl external = declare<float*>("ext");
+  external.external_buffer = true;
+  const graph_spec g =
+      graph({make_node("k", kernel({buffer<float*>("ext", std::size_t(1) << 40)}))}, {external});
+  EXPECT_NO_THROW(check(g));
+}
+
 }  // namespace
 }  // namespace cudag

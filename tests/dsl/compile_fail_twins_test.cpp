@@ -2,6 +2,7 @@
 // declarations with the fault corrected compile, and mean what they say.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -9,6 +10,8 @@
 #include <vector>
 
 #include "../compile_fail/common.hpp"
+#include "cudag/builder.hpp"
+#include "cudag/check.hpp"
 #include "cudag/native_recorder.hpp"
 
 namespace {
@@ -314,7 +317,8 @@ TEST(DslCompileFailTwins, AGraphOwnedBufferIsReadBackByItsView) {
 constexpr auto wide = buffer<"wide", float>;
 constexpr std::size_t farthest = ~std::size_t{0} / sizeof(float);
 using wide_view = std::remove_cv_t<decltype(wide)>;
-constexpr auto twin_farthest_view = graph(mem_alloc<"make">(wide, 64),
+// (The buffer is as large: a view past its end is refused, see below.)
+constexpr auto twin_farthest_view = graph(mem_alloc<"make">(wide, farthest),
                                           kernel<"fill", cf::scale>(1, 32, wide + farthest, 2.0f, 0),
                                           edge<"make", "fill">);
 static_assert((wide + 8 + (farthest - 8)).offset == farthest);
@@ -344,6 +348,149 @@ TEST(DslCompileFailTwins, ABufferViewIsRefusedOnlyWhereItsByteOffsetOverflows) {
               "buffer 'wide': an offset of 3 + 18446744073709551615 elements of 4 bytes "
               "overflows std::size_t");
   }
+}
+
+// allocation_size_overflows: the most floats whose bytes fit std::size_t are
+// accepted where declared (CUDA refuses such a size; it does not wrap); one
+// more is refused, naming the node, with the builder's text less the graph.
+constexpr auto huge = buffer<"huge", float>;
+constexpr auto twin_most_floats = graph(mem_alloc<"make">(huge, farthest));
+
+TEST(DslCompileFailTwins, AnAllocationIsRefusedOnlyWhereItsSizeOverflows) {
+  const cudag::graph_spec spec = to_spec(twin_most_floats);
+  ASSERT_EQ(spec.nodes.size(), 1u);
+  EXPECT_EQ(std::get<cudag::mem_alloc_node>(spec.nodes[0].params).bytes, farthest * sizeof(float));
+  volatile std::size_t one = 1;  // a run-time value: the check runs at run time
+  const std::string text = "mem_alloc node 'make': " + std::to_string(farthest + 1) +
+                           " elements of 4 bytes overflow std::size_t";
+  try {
+    (void)mem_alloc<"make">(huge, farthest + one);
+    FAIL() << "an allocation of one float more than the farthest was accepted";
+  } catch (const cudag::error& e) {
+    EXPECT_EQ(std::string(e.what()), text);
+    EXPECT_EQ(e.node(), "make");
+  }
+  cudag::builder b("g");  // the builder's twin
+  try {
+    (void)b.alloc<float>("make", farthest + one);
+    FAIL() << "the builder accepted the allocation";
+  } catch (const cudag::error& e) {
+    EXPECT_EQ(std::string(e.what()), "graph 'g': " + text);
+    EXPECT_EQ(e.node(), "make");
+  }
+}
+
+// memcpy_past_buffer_end: a copy, sets and an argument that end at the
+// buffer's last byte (an argument's address: one past it) are accepted
+// where declared. One byte further, the DSL refuses at run time with
+// check()'s text, and check() refuses the builder's twin naming the same
+// node and the allocation.
+constexpr auto bounded = buffer<"bounded", float>;
+constexpr auto twin_bounded = graph(mem_alloc<"make">(bounded, 64), memcpy<"copy">(bounded + 32, x, 128),
+                                    memset<"clear">(bounded + 1, 0.0f, 63),
+                                    memset_2d<"rows">(bounded, 64, 0.0f, 16, 4),
+                                    kernel<"end", cf::scale>(1, 32, bounded + 64, 2.0f, 0),
+                                    chain<"make", "copy", "clear", "rows", "end">);
+
+/// The views a node's body reports to graph()'s check, as (offset, extent,
+/// access) in the order reported.
+struct reported_view {
+  std::size_t offset = 0, extent = 0;
+  cudag::view_access access = cudag::view_access::address;
+  friend constexpr bool operator==(const reported_view&, const reported_view&) = default;
+};
+template <class Node>
+constexpr std::array<reported_view, 2> views_of(const Node& node) {
+  std::array<reported_view, 2> out{};
+  std::size_t k = 0;
+  node.body.for_each_buffer_view([&](auto, std::size_t offset, std::size_t extent,
+                                     cudag::view_access access) {
+    out[k++] = {offset, extent, access};
+  });
+  return out;
+}
+// A copy between two views reports both ranges; a 2-D set its last row's end.
+static_assert(views_of(memcpy<"copy">(bounded + 2, bounded + 32, 64)) ==
+              std::array<reported_view, 2>{reported_view{8, 64, cudag::view_access::writes},
+                                           reported_view{128, 64, cudag::view_access::reads}});
+static_assert(views_of(memset_2d<"rows">(bounded + 1, 64, 0.0f, 16, 4)) ==
+              std::array<reported_view, 2>{reported_view{4, 3 * 64 + 16 * 4, cudag::view_access::sets},
+                                           reported_view{}});
+static_assert(views_of(memcpy<"stage">(y, x, 64)) == std::array<reported_view, 2>{});
+
+/// What check() says of the builder's graph: buffer 'bounded' of 64 floats
+/// (its node named as the buffer, as the builder names it), then `add` its
+/// one user.
+template <class Add>
+std::string builder_twin_refusal(Add&& add) {
+  cudag::builder b("g");
+  auto made = b.alloc<float>("bounded", 64);
+  auto src = b.param<float*>("x");
+  cudag::node_ref user = add(b, made.buffer, src);
+  b.edge(made.node, user);
+  try {
+    cudag::check(b.build());
+  } catch (const cudag::check_error& e) {
+    EXPECT_EQ(e.nodes(), (std::vector<std::string>{user.name(), "bounded"}));
+    return e.what();
+  }
+  return "(accepted)";
+}
+
+template <class MakeGraph>
+std::string dsl_refusal(MakeGraph&& make, const char* node) {
+  try {
+    (void)make();
+  } catch (const cudag::error& e) {
+    EXPECT_EQ(e.node(), node);
+    return e.what();
+  }
+  return "(accepted)";
+}
+
+TEST(DslCompileFailTwins, AnOperandIsRefusedOnlyPastTheEndOfItsBuffer) {
+  EXPECT_NO_THROW(cudag::check(to_spec(twin_bounded)));
+  volatile std::size_t one = 1;
+
+  const std::string copy = dsl_refusal(
+      [&] {
+        return graph(mem_alloc<"bounded">(bounded, 64), memcpy<"copy">(bounded + 32, x, 128 + one),
+                     edge<"bounded", "copy">);
+      },
+      "copy");
+  EXPECT_EQ(copy,
+            "memcpy node 'copy' writes bytes [128, 257) of buffer 'bounded', past the end of its "
+            "256 bytes (allocated by 'bounded')");
+  EXPECT_EQ(builder_twin_refusal([](cudag::builder& b, const auto& buf, const auto& src) {
+              return b.memcpy("copy", buf + 32, src, 129);
+            }),
+            copy);
+
+  const std::string set = dsl_refusal(
+      [&] {
+        return graph(mem_alloc<"bounded">(bounded, 64), memset<"clear">(bounded + one, 0.0f, 64),
+                     edge<"bounded", "clear">);
+      },
+      "clear");
+  EXPECT_EQ(set,
+            "memset node 'clear' sets bytes [4, 260) of buffer 'bounded', past the end of its "
+            "256 bytes (allocated by 'bounded')");
+
+  const std::string address = dsl_refusal(
+      [&] {
+        return graph(mem_alloc<"bounded">(bounded, 64),
+                     kernel<"end", cf::scale>(1, 32, bounded + 64 + one, 2.0f, 0),
+                     edge<"bounded", "end">);
+      },
+      "end");
+  EXPECT_EQ(address,
+            "kernel node 'end' is given buffer 'bounded' at byte 260, past the end of its 256 "
+            "bytes (allocated by 'bounded')");
+  EXPECT_EQ(builder_twin_refusal([](cudag::builder& b, const auto& buf, const auto&) {
+              return b.kernel("end", CUDAG_KERNEL(cf::scale), cudag::launch(1, 32), buf + 65, 2.0f,
+                              0);
+            }),
+            address);
 }
 
 }  // namespace

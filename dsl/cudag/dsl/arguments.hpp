@@ -14,10 +14,12 @@
 #include <utility>
 
 #include "cudag/arguments.hpp"
+#include "cudag/buffer_bounds.hpp"
 #include "cudag/error.hpp"
 #include "cudag/spec_writer.hpp"
 #include "cudag/dsl/declarations.hpp"
 #include "cudag/dsl/items.hpp"
+#include "cudag/dsl/node_tuple.hpp"
 
 namespace cudag::dsl {
 
@@ -150,6 +152,25 @@ consteval bool check_operand() {
   if constexpr (!dsl_passes_as<P, A>)
     return sizeof(node_operand_has_wrong_type<Node, What, P, A>) > 0;
   return true;
+}
+
+/// Whether any stored argument S... is a buffer view.
+template <class... S>
+inline constexpr bool any_buffer_view = (named_buffer<S> || ...);
+
+/// f(buffer type, byte offset, 0, view_access::address) for each buffer view
+/// among a node's stored arguments: only its address is known to be used.
+template <class... S, class F, std::size_t... I>
+constexpr void for_each_argument_view(const node_tuple<S...>& args, F& f,
+                                      std::index_sequence<I...>) {
+  (void)args, (void)f;  // no buffer among the arguments
+  (
+      [&] {
+        if constexpr (named_buffer<S>)
+          f(std::type_identity<S>{}, at_c<I>(args).offset * sizeof(typename S::element_type),
+            std::size_t{0}, view_access::address);
+      }(),
+      ...);
 }
 
 // ------------------------------------------------------------ resolution --

@@ -19,6 +19,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "cudag/dsl/buffer_views.hpp"
 #include "cudag/dsl/chunked_tuple.hpp"
 #include "cudag/dsl/declarations.hpp"
 #include "cudag/dsl/graph_nodes.hpp"
@@ -248,6 +249,7 @@ template <class... Items>
                                         G::shape.message.view())>())::type;
     return shape_error_of<error>();  // const error&
   } else {
+    if constexpr (checks_buffer_views<Items...> && !CUDAG_DSL_DEVICE_PASS) check_buffer_views(items...);
     return G{make_chunked_tuple(items.body...)};
   }
 }

@@ -50,6 +50,12 @@ struct host_body : leaf_body {
   F function;
   node_tuple<S...> args;
 
+  static constexpr bool views_buffers = any_buffer_view<S...>;
+  template <class V>
+  constexpr void for_each_buffer_view(V&& f) const {
+    for_each_argument_view(args, f, std::index_sequence_for<S...>{});
+  }
+
   using values_type = node_tuple<arg_type<S>...>;
   struct storage {
     values_type values;                       ///< the arguments' current values
@@ -136,6 +142,12 @@ struct captured_body : leaf_body {
 
   F record;
   node_tuple<S...> args;
+
+  static constexpr bool views_buffers = any_buffer_view<S...>;
+  template <class V>
+  constexpr void for_each_buffer_view(V&& f) const {
+    for_each_argument_view(args, f, std::index_sequence_for<S...>{});
+  }
 
   struct storage {
     node_tuple<arg_type<S>...> values;

@@ -417,6 +417,12 @@ struct kernel_body<Function, Launch, type_list<P...>, node_tuple<S...>> : leaf_b
   Launch launch;  ///< rule_launch or counted_launch
   node_tuple<S...> args;
 
+  static constexpr bool views_buffers = any_buffer_view<S...>;
+  template <class V>
+  constexpr void for_each_buffer_view(V&& f) const {
+    for_each_argument_view(args, f, std::index_sequence_for<S...>{});
+  }
+
   struct storage {
     node_tuple<P...> values;
     void* pointers[sizeof...(P) == 0 ? 1 : sizeof...(P)];

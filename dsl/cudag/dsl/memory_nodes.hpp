@@ -14,6 +14,7 @@
 #include <string_view>
 #include <type_traits>
 
+#include "cudag/buffer_bounds.hpp"
 #include "cudag/dsl/arguments.hpp"
 #include "cudag/dsl/node.hpp"
 
@@ -33,11 +34,23 @@ template <class Dst, class Src>
 struct memcpy_body : leaf_body {
   static constexpr node_kind kind = node_kind::memcpy;
   static constexpr auto refs = refs_of<Dst, Src>();
+  static constexpr bool views_buffers = named_buffer<Dst> || named_buffer<Src>;
 
   Dst dst;
   Src src;
   std::size_t bytes;
   cudaMemcpyKind direction;
+
+  /// f(buffer type, byte offset, bytes spanned, access) per buffer operand.
+  template <class F>
+  constexpr void for_each_buffer_view(F&& f) const {
+    if constexpr (named_buffer<Dst>)
+      f(std::type_identity<Dst>{}, dst.offset * sizeof(typename Dst::element_type), bytes,
+        view_access::writes);
+    if constexpr (named_buffer<Src>)
+      f(std::type_identity<Src>{}, src.offset * sizeof(typename Src::element_type), bytes,
+        view_access::reads);
+  }
 
   struct storage {
     cudaMemcpy3DParms params;
@@ -84,12 +97,20 @@ struct memset_body : leaf_body {
   static constexpr node_kind kind = node_kind::memset;
   static constexpr auto refs = refs_of<Dst, Fill>();
   using fill_type = arg_type<Fill>;
+  static constexpr bool views_buffers = named_buffer<Dst>;
 
   Dst dst;
   Fill fill_value;
   std::size_t width;
   std::size_t height;
   std::size_t pitch_bytes;
+
+  template <class F>
+  constexpr void for_each_buffer_view(F&& f) const {
+    if constexpr (named_buffer<Dst>)
+      f(std::type_identity<Dst>{}, dst.offset * sizeof(typename Dst::element_type),
+        detail::memset_extent(sizeof(fill_type), width, height, pitch_bytes), view_access::sets);
+  }
 
   struct storage {
     cudaMemsetParams params;
@@ -157,6 +178,8 @@ struct alloc_body : leaf_body {
   std::size_t count;
   int device;
 
+  [[nodiscard]] constexpr std::size_t bytes() const noexcept { return count * sizeof(T); }
+
   struct storage {};
   /// slots[0]: the buffer's slot (its one reference).
   cudaGraphNode_t lower(storage&, lowering_state& st, const ref_slot* slots, cudaGraph_t g,
@@ -173,9 +196,21 @@ struct alloc_body : leaf_body {
   }
 };
 
+/// mem_alloc node Node's `count` elements of T are more bytes than
+/// std::size_t holds. Not constexpr: in a constant declaration, calling it is
+/// the compile error, its template arguments naming the node and the buffer;
+/// at run time it throws cudag::error naming the node.
+template <fixed_string Node, fixed_string Buffer, class T>
+[[noreturn]] void allocation_size_overflows(std::size_t count) {
+  detail::refuse_allocation_size({}, Node.view(), count, sizeof(T));
+}
+
 template <fixed_string Name, named_buffer B>
 [[nodiscard]] constexpr auto mem_alloc(B, std::size_t count, int device = -1) {
-  using body = alloc_body<B::name, typename B::element_type>;
+  using T = typename B::element_type;
+  // Refused where declared: a wrapped size would allocate too little.
+  if (detail::bytes_overflow(count, sizeof(T))) allocation_size_overflows<Name, B::name, T>(count);
+  using body = alloc_body<B::name, T>;
   return node_t<Name, body>{body{{}, count, device}};
 }
 

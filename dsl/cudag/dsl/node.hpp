@@ -31,6 +31,9 @@ struct leaf_body {
   /// Whether a launch inside follows parameters (shape rules): a rebind
   /// checks it before it changes anything.
   static constexpr bool launch_follows_parameters = false;
+  /// Whether an operand may view a buffer: graph() then checks that it
+  /// stays inside a buffer the graph allocates (buffer_views.hpp).
+  static constexpr bool views_buffers = false;
 };
 
 /// The conditions a node tests, itself or inside it, by path from the graph
@@ -91,6 +94,7 @@ template <class Body>
 template <fixed_string Name, class Body>
 struct node_t {
   using body_type = Body;
+  static constexpr auto name = Name;
   static constexpr item_info info =
       node_item_info<Body>(Name.view(), condition_tests_of<Name, Body>::span);
 

@@ -1,0 +1,96 @@
+#pragma once
+// The buffer-bounds rule of check() (cudag/buffer_bounds.hpp) where a DSL
+// graph is declared: every operand viewing a buffer the graph allocates
+// stays inside the allocation. Sizes, offsets and byte counts are values, so
+// the rule runs in graph() itself: in a constant declaration the refusal is
+// the compile error, at run time it throws. A view of a buffer allocated by
+// an enclosing graph is not checked here (the body is declared before the
+// graph that allocates it).
+#include <array>
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+#include "cudag/buffer_bounds.hpp"
+#include "cudag/error.hpp"
+#include "cudag/spec.hpp"
+#include "cudag/dsl/fixed_string.hpp"
+
+namespace cudag::dsl {
+
+/// An operand of node Node reaches past the end of buffer Buffer. Not
+/// constexpr: in a constant declaration, calling it is the compile error, its
+/// template arguments naming the node and the buffer; at run time it throws
+/// cudag::error with check()'s text, naming the node.
+template <fixed_string Node, fixed_string Buffer>
+[[noreturn]] void buffer_view_past_its_allocation(node_kind kind, view_access access,
+                                                  std::size_t offset, std::size_t extent,
+                                                  std::size_t size, std::string_view alloc_node) {
+  throw cudag::error(detail::view_past_allocation(kind_name(kind), Node.view(), Buffer.view(),
+                                                  access, offset, extent, size, alloc_node),
+                     cudaSuccess, {}, std::string(Node.view()));
+}
+
+template <class Body>
+[[nodiscard]] consteval bool allocates_buffer() {
+  if constexpr (requires { Body::allocates; })
+    return !Body::allocates.empty();
+  else
+    return false;  // an edge
+}
+template <class Body>
+[[nodiscard]] consteval bool views_buffers() {
+  if constexpr (requires { Body::views_buffers; })
+    return Body::views_buffers;
+  else
+    return false;
+}
+
+/// Whether a graph of Items... has anything to check: an allocation and an
+/// operand that may view one (a graph without either pays nothing).
+template <class... Items>
+inline constexpr bool checks_buffer_views =
+    (allocates_buffer<typename Items::body_type>() || ...) &&
+    (views_buffers<typename Items::body_type>() || ...);
+
+struct allocation_seen {
+  std::string_view buffer;
+  std::size_t bytes = 0;
+  std::string_view node;
+};
+
+/// Checks item's buffer views against the graph's allocations. (A function
+/// of one item: nvcc does not expand a pack inside a lambda's lambda.)
+template <class Item, std::size_t Count>
+constexpr void check_item_views(const Item& item,
+                                const std::array<allocation_seen, Count>& allocations) {
+  item.body.for_each_buffer_view(
+      [&](auto buffer, std::size_t offset, std::size_t extent, view_access access) {
+        using B = typename decltype(buffer)::type;
+        for (const allocation_seen& a : allocations)
+          if (a.buffer == B::name.view() && !detail::view_within(offset, extent, a.bytes))
+            buffer_view_past_its_allocation<Item::name, B::name>(Item::body_type::kind, access,
+                                                                 offset, extent, a.bytes, a.node);
+      });
+}
+
+template <class... Items>
+constexpr void check_buffer_views(const Items&... items) {
+  constexpr std::size_t count = (std::size_t{allocates_buffer<typename Items::body_type>()} + ...);
+  std::array<allocation_seen, count> allocations{};
+  std::size_t k = 0;
+  (
+      [&] {
+        if constexpr (allocates_buffer<typename Items::body_type>())
+          allocations[k++] = {Items::body_type::allocates, items.body.bytes(), Items::name.view()};
+      }(),
+      ...);
+  (
+      [&] {
+        if constexpr (views_buffers<typename Items::body_type>()) check_item_views(items, allocations);
+      }(),
+      ...);
+}
+
+}  // namespace cudag::dsl
