@@ -493,4 +493,69 @@ TEST(DslCompileFailTwins, AnOperandIsRefusedOnlyPastTheEndOfItsBuffer) {
             address);
 }
 
+// view_past_buffer_end_in_body: a body declared before the graph that
+// allocates the buffer is checked by that graph, its node named by path.
+constexpr auto twin_nested_views = graph(
+    mem_alloc<"bounded">(bounded, 64),
+    switch_case<"pick">(condition<"which">, graph(empty<"none">()),
+                        graph(kernel<"late", cf::scale>(1, 32, bounded + 64, 2.0f, 0))),
+    child<"stage">(graph(memcpy<"copy">(bounded + 32, x, 128))),
+    chain<"bounded", "pick", "stage">);
+
+/// The nested graphs a node hands graph()'s walk, as the text joining the
+/// node's name to each graph's paths.
+template <class Node>
+constexpr text_buffer<64> nested_suffixes(const Node& node) {
+  text_buffer<64> out;
+  node.body.for_each_nested_graph([&](const auto&, std::string_view suffix) { out << suffix << ";"; });
+  return out;
+}
+static_assert(nested_suffixes(child<"stage">(graph(empty<"e">()))).view() == "/;");
+static_assert(nested_suffixes(while_loop<"loop">(condition<"more">, graph(empty<"e">()))).view() ==
+              "/;");
+static_assert(nested_suffixes(switch_case<"pick">(condition<"which">, graph(empty<"a">()),
+                                                  graph(empty<"b">()), graph(empty<"c">())))
+                  .view() == "[0]/;[1]/;[2]/;");
+
+TEST(DslCompileFailTwins, AViewInANestedBodyIsCheckedByTheGraphThatAllocates) {
+  EXPECT_NO_THROW(cudag::check(to_spec(twin_nested_views)));
+  volatile std::size_t one = 1;
+  const auto stage = graph(memcpy<"copy">(bounded + 32, x, 128 + one));
+  const std::string copy = dsl_refusal(
+      [&] {
+        return graph(mem_alloc<"bounded">(bounded, 64), child<"stage">(stage),
+                     edge<"bounded", "stage">);
+      },
+      "stage/copy");
+  EXPECT_EQ(copy,
+            "memcpy node 'stage/copy' writes bytes [128, 257) of buffer 'bounded', past the end of "
+            "its 256 bytes (allocated by 'bounded')");
+  const auto late = graph(kernel<"late", cf::scale>(1, 32, bounded + 64 + one, 2.0f, 0));
+  EXPECT_EQ(dsl_refusal(
+                [&] {
+                  return graph(mem_alloc<"bounded">(bounded, 64),
+                               switch_case<"pick">(condition<"which">, graph(empty<"none">()), late),
+                               edge<"bounded", "pick">);
+                },
+                "pick[1]/late"),
+            "kernel node 'pick[1]/late' is given buffer 'bounded' at byte 260, past the end of its "
+            "256 bytes (allocated by 'bounded')");
+
+  // The builder's twin: check() names the same path.
+  cudag::builder b("g");
+  auto made = b.alloc<float>("bounded", 64);
+  cudag::builder inner("stage");
+  auto src = inner.param<float*>("x");
+  inner.memcpy("copy", made.buffer + 32, src, 129);
+  auto child = b.child("stage", std::move(inner).build());
+  b.edge(made.node, child);
+  try {
+    cudag::check(b.build());
+    ADD_FAILURE() << "check() accepted the builder's twin";
+  } catch (const cudag::check_error& e) {
+    EXPECT_EQ(std::string(e.what()), copy);
+    EXPECT_EQ(e.nodes(), (std::vector<std::string>{"stage/copy", "bounded"}));
+  }
+}
+
 }  // namespace

@@ -171,6 +171,8 @@ struct graph_t {
   /// Whether a kernel's launch, here or nested, follows parameters.
   static constexpr bool launch_follows_parameters =
       (Items::body_type::launch_follows_parameters || ...);
+  /// Whether an operand here or nested may view a buffer (buffer_views.hpp).
+  static constexpr bool views_any_buffer = (views_buffers<typename Items::body_type>() || ...);
 
   /// The items' bodies (an edge's is empty), not the items: the tuple's
   /// types, and every function over it, are named by body types only, which

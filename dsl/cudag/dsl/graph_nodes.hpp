@@ -57,8 +57,15 @@ struct child_body : leaf_body {
   /// A buffer freed inside but allocated outside: this node frees it, as the
   /// enclosing graph sees it (ordering and pairing are checked there).
   static constexpr std::string_view frees = G::shape.orphan_free_buffer;
+  static constexpr bool views_buffers = G::views_any_buffer;
 
   G graph;
+
+  /// f(graph, what joins this node's name to a nested path: "/").
+  template <class F>
+  constexpr void for_each_nested_graph(F&& f) const {
+    f(graph, std::string_view("/"));
+  }
 
   using storage = graph_storage<G>;
   template <class Root>
@@ -225,8 +232,31 @@ struct conditional_body : leaf_body {
   static constexpr auto nested_condition_tests = body_condition_tests<Kind, G...>();
   static constexpr bool nests_graphs = true;
   static constexpr bool launch_follows_parameters = (G::launch_follows_parameters || ...);
+  static constexpr bool views_buffers = (G::views_any_buffer || ...);
 
   node_tuple<G...> bodies;
+
+  /// f(body, what joins this node's name to a nested path: "/" for an if or
+  /// while node's one body, "[b]/" for body b of an if-else or switch node).
+  template <class F>
+  constexpr void for_each_nested_graph(F&& f) const {
+    for_each_body(f, std::index_sequence_for<G...>{});
+  }
+  template <class F, std::size_t... I>
+  constexpr void for_each_body(F& f, std::index_sequence<I...>) const {
+    constexpr bool numbered = Kind == conditional_kind::if_else || Kind == conditional_kind::switch_case;
+    (
+        [&] {
+          if constexpr (numbered) {
+            text_buffer<24> suffix;
+            suffix << "[" << I << "]/";
+            f(at_c<I>(bodies), suffix.view());
+          } else {
+            f(at_c<I>(bodies), std::string_view("/"));
+          }
+        }(),
+        ...);
+  }
 
   using storage = node_tuple<graph_storage<G>...>;
 
