@@ -48,5 +48,12 @@ namespace detail {
                                                std::size_t offset, std::size_t extent,
                                                std::size_t size, std::string_view alloc_node);
 
+/// Throws cudag::error with that text, naming `node`. Out of line: the DSL
+/// calls it from one small function per node name.
+[[noreturn]] void refuse_view_past_allocation(std::string_view kind, std::string_view node,
+                                              std::string_view buffer, view_access access,
+                                              std::size_t offset, std::size_t extent,
+                                              std::size_t size, std::string_view alloc_node);
+
 }  // namespace detail
 }  // namespace cudag

@@ -285,4 +285,11 @@ std::string view_past_allocation(std::string_view kind, std::string_view node,
          std::string(alloc_node) + "')";
 }
 
+void refuse_view_past_allocation(std::string_view kind, std::string_view node,
+                                 std::string_view buffer, view_access access, std::size_t offset,
+                                 std::size_t extent, std::size_t size, std::string_view alloc_node) {
+  throw error(view_past_allocation(kind, node, buffer, access, offset, extent, size, alloc_node),
+              cudaSuccess, {}, std::string(node));
+}
+
 }  // namespace cudag::detail

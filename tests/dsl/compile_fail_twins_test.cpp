@@ -403,7 +403,7 @@ template <class Node>
 constexpr std::array<reported_view, 2> views_of(const Node& node) {
   std::array<reported_view, 2> out{};
   std::size_t k = 0;
-  node.body.for_each_buffer_view([&](auto, std::size_t offset, std::size_t extent,
+  node.body.for_each_buffer_view([&](std::string_view, std::size_t offset, std::size_t extent,
                                      cudag::view_access access) {
     out[k++] = {offset, extent, access};
   });

@@ -158,7 +158,7 @@ consteval bool check_operand() {
 template <class... S>
 inline constexpr bool any_buffer_view = (named_buffer<S> || ...);
 
-/// f(buffer type, byte offset, 0, view_access::address) for each buffer view
+/// f(buffer name, byte offset, 0, view_access::address) for each buffer view
 /// among a node's stored arguments: only its address is known to be used.
 template <class... S, class F, std::size_t... I>
 constexpr void for_each_argument_view(const node_tuple<S...>& args, F& f,
@@ -167,7 +167,7 @@ constexpr void for_each_argument_view(const node_tuple<S...>& args, F& f,
   (
       [&] {
         if constexpr (named_buffer<S>)
-          f(std::type_identity<S>{}, at_c<I>(args).offset * sizeof(typename S::element_type),
+          f(S::name.view(), at_c<I>(args).offset * sizeof(typename S::element_type),
             std::size_t{0}, view_access::address);
       }(),
       ...);

@@ -22,20 +22,12 @@
 
 namespace cudag::dsl {
 
-/// An operand of node Node reaches past the end of buffer Buffer. Not
-/// constexpr: in a constant declaration, calling it is the compile error, its
-/// template arguments naming the node and the buffer; at run time it throws
-/// cudag::error with check()'s text, naming the node.
-/// `path`: the node at fault, Node itself or a node nested in it.
-template <fixed_string Node, fixed_string Buffer>
-[[noreturn]] void buffer_view_past_its_allocation(node_kind kind, std::string_view path,
-                                                  view_access access, std::size_t offset,
-                                                  std::size_t extent, std::size_t size,
-                                                  std::string_view alloc_node) {
-  throw cudag::error(detail::view_past_allocation(kind_name(kind), path, Buffer.view(), access,
-                                                  offset, extent, size, alloc_node),
-                     cudaSuccess, {}, std::string(path));
-}
+/// Read where a constant graph's operand of node Node (or of a node nested
+/// in it) reaches past the end of the buffer it views: not a constant, so
+/// reading it in a constant declaration is the compile error, naming the
+/// node. A variable, not a function: nothing is compiled per node name.
+template <fixed_string Node>
+inline bool buffer_view_past_its_allocation = true;
 
 template <class Body>
 [[nodiscard]] consteval bool allocates_buffer() {
@@ -65,66 +57,110 @@ struct allocation_seen {
   std::string_view node;
 };
 
+/// The first view past its allocation that a walk over a node met.
+struct view_past_end {
+  bool found = false;
+  node_kind kind = node_kind::kernel;
+  text_buffer<240> path;  ///< after the node's own name: "" or "/copy", "[1]/late"
+  std::string_view buffer;
+  view_access access = view_access::address;
+  std::size_t offset = 0, extent = 0, size = 0;
+  std::string_view alloc_node;
+};
+
+/// Compares each view a walk reports with the graph's allocations and keeps
+/// the first past its end. One type for every node: the walks over bodies
+/// are instantiated once per body type, not once per node.
+struct view_checker {
+  const allocation_seen* allocations;
+  std::size_t count;
+  view_past_end* first;
+
+  constexpr void operator()(std::string_view buffer, std::size_t offset, std::size_t extent,
+                            view_access access, node_kind kind, std::string_view path) const {
+    if (first->found) return;
+    for (std::size_t a = 0; a < count; ++a) {
+      const allocation_seen& seen = allocations[a];
+      if (seen.buffer != buffer || detail::view_within(offset, extent, seen.bytes)) continue;
+      *first = {true, kind, {}, buffer, access, offset, extent, seen.bytes, seen.node};
+      first->path << path;
+      return;
+    }
+  }
+};
+
 template <class... Items>
 struct graph_t;
 
-// The walk over every buffer view of a graph, nested graphs included:
-// f(buffer type, byte offset, bytes spanned, access, node kind, node path).
-// (Functions of one item or body each: nvcc does not expand a pack inside a
-// lambda's lambda.)
-template <class... Items, class F>
-constexpr void for_each_view_in(const graph_t<Items...>& g, F& f);
+// The walk over every buffer view of a node, the graphs nested in it
+// included: check(buffer, byte offset, bytes spanned, access, node kind,
+// path after the node's name). (Functions of one item or body each: nvcc
+// does not expand a pack inside a lambda's lambda.)
+template <class... Items>
+constexpr void views_in_graph(const graph_t<Items...>& g, std::string_view prefix,
+                              const view_checker& check);
 
-template <class Body, class F>
-constexpr void views_of_body(const Body& body, std::string_view name, F& f) {
+template <class Body>
+constexpr void views_of_body(const Body& body, std::string_view path, const view_checker& check) {
   if constexpr (Body::nests_graphs) {
     body.for_each_nested_graph([&](const auto& inner, std::string_view suffix) {
-      auto prefixed = [&](auto buffer, std::size_t offset, std::size_t extent, view_access access,
-                          node_kind kind, std::string_view path) {
-        text_buffer<240> full;
-        full << name << suffix << path;
-        f(buffer, offset, extent, access, kind, full.view());
-      };
-      for_each_view_in(inner, prefixed);
+      text_buffer<240> prefix;
+      prefix << path << suffix;
+      views_in_graph(inner, prefix.view(), check);
     });
   } else {
     body.for_each_buffer_view(
-        [&](auto buffer, std::size_t offset, std::size_t extent, view_access access) {
-          f(buffer, offset, extent, access, Body::kind, name);
+        [&](std::string_view buffer, std::size_t offset, std::size_t extent, view_access access) {
+          check(buffer, offset, extent, access, Body::kind, path);
         });
   }
 }
 
-template <class Item, std::size_t I, class G, class F>
-constexpr void views_of_item(const G& g, F& f) {
-  if constexpr (views_buffers<typename Item::body_type>())
-    views_of_body(get<I>(g.items), G::items_info[I].name, f);
+template <class Item, std::size_t I, class G>
+constexpr void views_of_item(const G& g, std::string_view prefix, const view_checker& check) {
+  if constexpr (views_buffers<typename Item::body_type>()) {
+    text_buffer<240> path;
+    path << prefix << G::items_info[I].name;
+    views_of_body(get<I>(g.items), path.view(), check);
+  }
 }
 
-template <class... Items, class F, std::size_t... I>
-constexpr void views_in_items(const graph_t<Items...>& g, F& f, std::index_sequence<I...>) {
-  (views_of_item<Items, I>(g, f), ...);
+template <class... Items, std::size_t... I>
+constexpr void views_in_items(const graph_t<Items...>& g, std::string_view prefix,
+                              const view_checker& check, std::index_sequence<I...>) {
+  (views_of_item<Items, I>(g, prefix, check), ...);
 }
 
-template <class... Items, class F>
-constexpr void for_each_view_in(const graph_t<Items...>& g, F& f) {
-  views_in_items(g, f, std::index_sequence_for<Items...>{});
+template <class... Items>
+constexpr void views_in_graph(const graph_t<Items...>& g, std::string_view prefix,
+                              const view_checker& check) {
+  views_in_items(g, prefix, check, std::index_sequence_for<Items...>{});
 }
 
-/// Checks item's buffer views, its nested graphs' included, against the
-/// graph's allocations.
+// One function per item, called from folds without lambdas: a lambda in
+// check_buffer_views<Items...> would be a type named by every item of the
+// graph, one per item (quadratic in the graph's size, in compile time).
 template <class Item, std::size_t Count>
-constexpr void check_item_views(const Item& item,
-                                const std::array<allocation_seen, Count>& allocations) {
-  auto check = [&](auto buffer, std::size_t offset, std::size_t extent, view_access access,
-                   node_kind kind, std::string_view path) {
-    using B = typename decltype(buffer)::type;
-    for (const allocation_seen& a : allocations)
-      if (a.buffer == B::name.view() && !detail::view_within(offset, extent, a.bytes))
-        buffer_view_past_its_allocation<Item::name, B::name>(kind, path, access, offset, extent,
-                                                             a.bytes, a.node);
-  };
-  views_of_body(item.body, Item::name.view(), check);
+constexpr void note_allocation(const Item& item, std::array<allocation_seen, Count>& allocations,
+                               std::size_t& k) {
+  if constexpr (allocates_buffer<typename Item::body_type>())
+    allocations[k++] = {Item::body_type::allocates, item.body.bytes(), Item::name.view()};
+}
+
+template <class Item>
+constexpr void check_item_views(const Item& item, const view_checker& check) {
+  if constexpr (views_buffers<typename Item::body_type>()) {
+    views_of_body(item.body, std::string_view(), check);
+    const view_past_end& first = *check.first;
+    if (!first.found) return;
+    if (std::is_constant_evaluated() && buffer_view_past_its_allocation<Item::name>)
+      return;  // not reached: the read above is the compile error
+    text_buffer<240> path;
+    path << Item::name.view() << first.path.view();
+    detail::refuse_view_past_allocation(kind_name(first.kind), path.view(), first.buffer,
+                                        first.access, first.offset, first.extent, first.size,
+                                        first.alloc_node);
+  }
 }
 
 template <class... Items>
@@ -132,17 +168,10 @@ constexpr void check_buffer_views(const Items&... items) {
   constexpr std::size_t count = (std::size_t{allocates_buffer<typename Items::body_type>()} + ...);
   std::array<allocation_seen, count> allocations{};
   std::size_t k = 0;
-  (
-      [&] {
-        if constexpr (allocates_buffer<typename Items::body_type>())
-          allocations[k++] = {Items::body_type::allocates, items.body.bytes(), Items::name.view()};
-      }(),
-      ...);
-  (
-      [&] {
-        if constexpr (views_buffers<typename Items::body_type>()) check_item_views(items, allocations);
-      }(),
-      ...);
+  (note_allocation(items, allocations, k), ...);
+  view_past_end first;
+  const view_checker check{allocations.data(), count, &first};
+  (check_item_views(items, check), ...);
 }
 
 }  // namespace cudag::dsl

@@ -41,14 +41,14 @@ struct memcpy_body : leaf_body {
   std::size_t bytes;
   cudaMemcpyKind direction;
 
-  /// f(buffer type, byte offset, bytes spanned, access) per buffer operand.
+  /// f(buffer name, byte offset, bytes spanned, access) per buffer operand.
   template <class F>
   constexpr void for_each_buffer_view(F&& f) const {
     if constexpr (named_buffer<Dst>)
-      f(std::type_identity<Dst>{}, dst.offset * sizeof(typename Dst::element_type), bytes,
+      f(Dst::name.view(), dst.offset * sizeof(typename Dst::element_type), bytes,
         view_access::writes);
     if constexpr (named_buffer<Src>)
-      f(std::type_identity<Src>{}, src.offset * sizeof(typename Src::element_type), bytes,
+      f(Src::name.view(), src.offset * sizeof(typename Src::element_type), bytes,
         view_access::reads);
   }
 
@@ -108,7 +108,7 @@ struct memset_body : leaf_body {
   template <class F>
   constexpr void for_each_buffer_view(F&& f) const {
     if constexpr (named_buffer<Dst>)
-      f(std::type_identity<Dst>{}, dst.offset * sizeof(typename Dst::element_type),
+      f(Dst::name.view(), dst.offset * sizeof(typename Dst::element_type),
         detail::memset_extent(sizeof(fill_type), width, height, pitch_bytes), view_access::sets);
   }
 
