@@ -9,12 +9,10 @@
 // named by its path ("stage/copy").
 #include <array>
 #include <cstddef>
-#include <string>
 #include <string_view>
 #include <type_traits>
 
 #include "cudag/buffer_bounds.hpp"
-#include "cudag/error.hpp"
 #include "cudag/spec.hpp"
 #include "cudag/dsl/chunked_tuple.hpp"
 #include "cudag/dsl/fixed_string.hpp"
