@@ -55,6 +55,31 @@ struct param_target {
   [[nodiscard]] static param_target on_exec(cudaGraphExec_t e) noexcept { return {e}; }
 };
 
+// ---------------------------------------------------------------- batches --
+/// Marks a run of native calls on this thread during which the current
+/// device stays the same: lowering a graph, one rebind pass. Within it the
+/// CUDA side of the seam resolves each kernel's function once (when the run
+/// asks for the kernel a second time) and adds and sets kernel nodes (and
+/// adds empty nodes) through the driver's entry points; the runtime's calls
+/// resolve the function anew on every call, about 40 % of a kernel node's
+/// cost (docs/benchmarks.md, "Native paths").
+/// Whatever the driver refuses is asked of the runtime again, so errors are
+/// the runtime's. Batches nest; a capture forgets what was resolved (the
+/// code it runs may change the device). A test's recorder sees the same
+/// calls with or without a batch.
+class same_device_batch {
+ public:
+  same_device_batch() noexcept;
+  ~same_device_batch();
+  same_device_batch(const same_device_batch&) = delete;
+  same_device_batch& operator=(const same_device_batch&) = delete;
+  /// Drops this thread's resolved functions (the device may have changed).
+  static void forget_resolved() noexcept;
+  /// Node calls this thread has made through the driver so far (for tests
+  /// and tools: a recorder or a machine without a driver makes none).
+  [[nodiscard]] static std::uint64_t driver_calls() noexcept;
+};
+
 // ----------------------------------------------------------------- kernel --
 /// Blocks for `count` items, `per_block` a block: never 0 (a launch of zero
 /// blocks is an error; one block with the kernel's bounds check is the rule).

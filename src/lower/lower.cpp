@@ -456,6 +456,7 @@ void lower_into(const graph_spec& spec, const check_detail::checked_plans& plans
   storage.reserve_for(spec);
   nodes.reserve(spec.total_nodes());
   lowerer l(plans, params, param_index, nodes, storage, owned, failures, capture_stream, root_dependencies);
+  const native::same_device_batch batch;
   l.lower_graph(spec, graph, nullptr, "", false);
 }
 

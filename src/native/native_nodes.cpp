@@ -4,6 +4,7 @@
 #include "cudag/native_nodes.hpp"
 
 #include <cuda.h>
+#include <dlfcn.h>
 
 #include <string>
 
@@ -85,16 +86,179 @@ cudaError_t launch_kernel(const void* f, dim3 grid, dim3 block, void** args, std
   return cudaLaunchKernel(f, grid, block, args, shared, stream);
 }
 
+// ------------------------------------------ kernel nodes through the driver --
+// The runtime's kernel-node calls resolve the kernel's function from its host
+// stub on every call: about 40 % of what cudaGraphAddKernelNode costs
+// (docs/benchmarks.md, "Native paths"). Within a same_device_batch the
+// function is resolved once and the node goes to the driver's own entry
+// point. Whatever the driver refuses is asked of the runtime again, so that
+// an error has the runtime's code, message and sticky state.
+
+struct driver_calls {
+  decltype(&cuGraphAddKernelNode) add_kernel_node = nullptr;
+  decltype(&cuGraphKernelNodeSetParams) kernel_node_set_params = nullptr;
+  decltype(&cuGraphExecKernelNodeSetParams) exec_kernel_node_set_params = nullptr;
+  decltype(&cuGraphAddEmptyNode) add_empty_node = nullptr;
+  decltype(&cuKernelGetFunction) kernel_get_function = nullptr;
+};
+
+const driver_calls& driver() {
+  static const driver_calls calls{
+      reinterpret_cast<decltype(&cuGraphAddKernelNode)>(driver_entry("cuGraphAddKernelNode")),
+      reinterpret_cast<decltype(&cuGraphKernelNodeSetParams)>(driver_entry("cuGraphKernelNodeSetParams")),
+      reinterpret_cast<decltype(&cuGraphExecKernelNodeSetParams)>(
+          driver_entry("cuGraphExecKernelNodeSetParams")),
+      reinterpret_cast<decltype(&cuGraphAddEmptyNode)>(driver_entry("cuGraphAddEmptyNode")),
+      reinterpret_cast<decltype(&cuKernelGetFunction)>(driver_entry("cuKernelGetFunction")),
+  };
+  return calls;
+}
+
+/// This thread's open batches and the kernels seen in them. A kernel is
+/// resolved the second time a batch asks for it: resolving costs about what
+/// the runtime's call saves, so a batch that sets one node (a rebind of one
+/// reader) keeps the runtime's call.
+struct batch_state {
+  unsigned depth = 0;
+  struct seen {
+    const void* kernel;
+    CUfunction function;  ///< null: not resolved (yet)
+    bool asked_again;
+  };
+  static constexpr unsigned capacity = 16;
+  seen entries[capacity];
+  unsigned count = 0;
+  unsigned last = 0;  // the entry found last: a chain asks for one kernel again and again
+  std::uint64_t driver_calls = 0;
+};
+thread_local batch_state batch;
+
+/// The function of `kernel` in the current context: a host stub (code of a
+/// loaded image) is looked up by the runtime, a cudaKernel_t of a loaded
+/// library (heap memory) by the driver, the two ways the runtime's own call
+/// takes, so that neither is asked about what it does not know (an API
+/// error that tools such as compute-sanitizer would report).
+CUfunction resolve(batch_state::seen& entry) {
+  entry.asked_again = true;
+  Dl_info image{};
+  if (dladdr(entry.kernel, &image) != 0) {
+    cudaFunction_t function = nullptr;
+    // Not a kernel after all: the runtime's call then fails, and reports it.
+    if (cudaGetFuncBySymbol(&function, entry.kernel) == cudaSuccess)
+      entry.function = reinterpret_cast<CUfunction>(function);
+    else
+      (void)cudaGetLastError();
+  } else if (const auto kernel_function = driver().kernel_get_function) {
+    CUfunction function = nullptr;
+    if (kernel_function(&function, static_cast<CUkernel>(const_cast<void*>(entry.kernel))) == CUDA_SUCCESS)
+      entry.function = function;
+  }
+  return entry.function;
+}
+
+/// The driver's function for `kernel` in the current context, or null
+/// where the runtime's own call should be made.
+CUfunction function_in_batch(const void* kernel) {
+  if (batch.depth == 0 || kernel == nullptr) return nullptr;
+  batch_state::seen* found = nullptr;
+  if (batch.count != 0 && batch.entries[batch.last].kernel == kernel) {
+    found = &batch.entries[batch.last];
+  } else {
+    for (unsigned i = 0; i < batch.count && !found; ++i)
+      if (batch.entries[i].kernel == kernel) {
+        batch.last = i;
+        found = &batch.entries[i];
+      }
+  }
+  if (!found) {
+    const unsigned slot =
+        batch.count < batch_state::capacity ? batch.count++ : (batch.last + 1) % batch_state::capacity;
+    batch.entries[slot] = {kernel, nullptr, false};
+    batch.last = slot;
+    return nullptr;
+  }
+  if (found->function || found->asked_again) return found->function;
+  return resolve(*found);
+}
+
+CUDA_KERNEL_NODE_PARAMS driver_params(CUfunction function, const cudaKernelNodeParams& p) noexcept {
+  CUDA_KERNEL_NODE_PARAMS d{};
+  d.func = function;
+  d.gridDimX = p.gridDim.x;
+  d.gridDimY = p.gridDim.y;
+  d.gridDimZ = p.gridDim.z;
+  d.blockDimX = p.blockDim.x;
+  d.blockDimY = p.blockDim.y;
+  d.blockDimZ = p.blockDim.z;
+  d.sharedMemBytes = p.sharedMemBytes;
+  d.kernelParams = p.kernelParams;
+  d.extra = p.extra;
+  return d;
+}
+
+cudaError_t add_kernel_node(cudaGraphNode_t* out, cudaGraph_t g, const cudaGraphNode_t* deps,
+                            std::size_t count, const cudaKernelNodeParams* p) {
+  if (const auto add = driver().add_kernel_node)
+    if (const CUfunction function = function_in_batch(p->func)) {
+      const CUDA_KERNEL_NODE_PARAMS d = driver_params(function, *p);
+      if (add(reinterpret_cast<CUgraphNode*>(out), reinterpret_cast<CUgraph>(g),
+              reinterpret_cast<const CUgraphNode*>(deps), count, &d) == CUDA_SUCCESS) {
+        ++batch.driver_calls;
+        return cudaSuccess;
+      }
+    }
+  return cudaGraphAddKernelNode(out, g, deps, count, p);
+}
+
+cudaError_t kernel_node_set_params(cudaGraphNode_t n, const cudaKernelNodeParams* p) {
+  if (const auto set = driver().kernel_node_set_params)
+    if (const CUfunction function = function_in_batch(p->func)) {
+      const CUDA_KERNEL_NODE_PARAMS d = driver_params(function, *p);
+      if (set(reinterpret_cast<CUgraphNode>(n), &d) == CUDA_SUCCESS) {
+        ++batch.driver_calls;
+        return cudaSuccess;
+      }
+    }
+  return cudaGraphKernelNodeSetParams(n, p);
+}
+
+cudaError_t exec_kernel_node_set_params(cudaGraphExec_t e, cudaGraphNode_t n,
+                                        const cudaKernelNodeParams* p) {
+  if (const auto set = driver().exec_kernel_node_set_params)
+    if (const CUfunction function = function_in_batch(p->func)) {
+      const CUDA_KERNEL_NODE_PARAMS d = driver_params(function, *p);
+      if (set(reinterpret_cast<CUgraphExec>(e), reinterpret_cast<CUgraphNode>(n), &d) == CUDA_SUCCESS) {
+        ++batch.driver_calls;
+        return cudaSuccess;
+      }
+    }
+  return cudaGraphExecKernelNodeSetParams(e, n, p);
+}
+
+/// An empty node has no function to resolve: the driver's call whenever a
+/// batch is open.
+cudaError_t add_empty_node(cudaGraphNode_t* out, cudaGraph_t g, const cudaGraphNode_t* deps,
+                           std::size_t count) {
+  if (batch.depth != 0)
+    if (const auto add = driver().add_empty_node)
+      if (add(reinterpret_cast<CUgraphNode*>(out), reinterpret_cast<CUgraph>(g),
+              reinterpret_cast<const CUgraphNode*>(deps), count) == CUDA_SUCCESS) {
+        ++batch.driver_calls;
+        return cudaSuccess;
+      }
+  return cudaGraphAddEmptyNode(out, g, deps, count);
+}
+
 const api_table runtime_table{
     &cudaGraphCreate,
     &cudaGraphDestroy,
     &cudaGraphDestroyNode,
-    &cudaGraphAddKernelNode,
+    &add_kernel_node,
     &cudaGraphAddMemcpyNode,
     &cudaGraphAddMemsetNode,
     &cudaGraphAddHostNode,
     &cudaGraphAddChildGraphNode,
-    &cudaGraphAddEmptyNode,
+    &add_empty_node,
     &cudaGraphAddEventRecordNode,
     &cudaGraphAddEventWaitNode,
     &cudaGraphAddMemAllocNode,
@@ -102,13 +266,13 @@ const api_table runtime_table{
     &cudaGraphAddNode,
     &cudaGraphConditionalHandleCreate,
     &cudaGraphKernelNodeSetAttribute,
-    &cudaGraphKernelNodeSetParams,
+    &kernel_node_set_params,
     &cudaGraphMemcpyNodeSetParams,
     &cudaGraphMemsetNodeSetParams,
     &cudaGraphHostNodeSetParams,
     &cudaGraphEventRecordNodeSetEvent,
     &cudaGraphEventWaitNodeSetEvent,
-    &cudaGraphExecKernelNodeSetParams,
+    &exec_kernel_node_set_params,
     &cudaGraphExecMemcpyNodeSetParams,
     &cudaGraphExecMemsetNodeSetParams,
     &cudaGraphExecHostNodeSetParams,
@@ -149,6 +313,16 @@ const api_table runtime_table{
 }  // namespace
 
 const api_table* active_api = &runtime_table;
+
+same_device_batch::same_device_batch() noexcept { ++batch.depth; }
+
+same_device_batch::~same_device_batch() {
+  if (--batch.depth == 0) batch.count = batch.last = 0;
+}
+
+void same_device_batch::forget_resolved() noexcept { batch.count = batch.last = 0; }
+
+std::uint64_t same_device_batch::driver_calls() noexcept { return batch.driver_calls; }
 
 const api_table& cuda_runtime_api() noexcept { return runtime_table; }
 
@@ -468,10 +642,13 @@ bool enabled(cudaGraphExec_t exec, cudaGraphNode_t n, std::string_view name) {
 
 // ---------------------------------------------------------------- capture --
 void begin_capture(cudaStream_t stream, cudaStreamCaptureMode mode, std::string_view name) {
+  // What runs in the capture is the user's code, which may change the device.
+  same_device_batch::forget_resolved();
   check(api().stream_begin_capture(stream, mode), "cudaStreamBeginCapture", name);
 }
 
 unique_graph end_capture(cudaStream_t stream, std::string_view name) {
+  same_device_batch::forget_resolved();
   cudaGraph_t graph = nullptr;
   const cudaError_t code = api().stream_end_capture(stream, &graph);
   unique_graph owned(graph);  // a partial graph of a failed capture is destroyed on the throw

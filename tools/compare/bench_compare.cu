@@ -34,6 +34,7 @@
 //
 // Exit codes: 0 done (without a GPU: the CPU part only, said so); 1 a CUDA
 // call failed; 2 bad command line; 3 a timed graph computed a wrong result.
+#include <cuda.h>
 #include <sys/utsname.h>
 
 #include <algorithm>
@@ -193,6 +194,50 @@ cudaGraph_t hand_written(const dag& d, float* buf) {
   return g;
 }
 
+/// By hand through the driver's entry point, the kernel's function resolved
+/// once (what cudag does within a batch): the floor under any library that
+/// adds kernel nodes, against which cudag's own work is read.
+cudaGraph_t hand_written_driver(const dag& d, float* buf) {
+  using add_kernel_node = decltype(&cuGraphAddKernelNode);
+  static const add_kernel_node add = [] {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult status{};
+    CHECK(cudaGetDriverEntryPointByVersion("cuGraphAddKernelNode", &fn, 12000, cudaEnableDefault, &status));
+    if (status != cudaDriverEntryPointSuccess || !fn) {
+      std::fprintf(stderr, "bench_compare: the driver has no cuGraphAddKernelNode\n");
+      std::exit(1);
+    }
+    return reinterpret_cast<add_kernel_node>(fn);
+  }();
+  cudaGraph_t g = nullptr;
+  CHECK(cudaGraphCreate(&g, 0));
+  cudaFunction_t function = nullptr;
+  CHECK(cudaGetFuncBySymbol(&function, reinterpret_cast<const void*>(&step)));
+  std::vector<cudaGraphNode_t> nodes(std::size_t(d.nodes), nullptr);
+  float a = 1.0f;
+  int slot = 0;
+  void* args[] = {&buf, &slot, &a};
+  CUDA_KERNEL_NODE_PARAMS p{};
+  p.func = reinterpret_cast<CUfunction>(function);
+  p.gridDimX = p.gridDimY = p.gridDimZ = 1;
+  p.blockDimX = threads;
+  p.blockDimY = p.blockDimZ = 1;
+  p.kernelParams = args;
+  cudaGraphNode_t deps[lattice_width];
+  for (int i = 0; i < d.nodes; ++i) {
+    const int k = d.dep_count(i);
+    for (int j = 0; j < k; ++j) deps[j] = nodes[std::size_t(d.deps_of(i)[j])];
+    slot = i;
+    const CUresult r = add(reinterpret_cast<CUgraphNode*>(&nodes[std::size_t(i)]), reinterpret_cast<CUgraph>(g),
+                           reinterpret_cast<const CUgraphNode*>(deps), std::size_t(k), &p);
+    if (r != CUDA_SUCCESS) {
+      std::fprintf(stderr, "bench_compare: cuGraphAddKernelNode failed (%d)\n", int(r));
+      std::exit(1);
+    }
+  }
+  return g;
+}
+
 /// The same kernels launched on streams: lane 0 is `first`; work on other
 /// lanes forks from it by an event and joins it at the end; a dependency on
 /// another lane is an event wait. A chain uses one stream. Work on one lane
@@ -308,13 +353,18 @@ void gpu_shape(results& out, const settings& cfg, device_state& dev, shape s, in
 
   // ---- build from nothing: to a cudaGraph_t.
   {
-    cudaGraph_t hand = nullptr, capture = nullptr;
+    cudaGraph_t hand = nullptr, capture = nullptr, hand_driver = nullptr;
     std::optional<cudag::lowered_graph> built;
     std::vector<bench::side> sides{
         {[&] { hand = hand_written(d, dev.buf); },
          [&] {
            if (hand) CHECK(cudaGraphDestroy(hand));
            hand = nullptr;
+         }},
+        {[&] { hand_driver = hand_written_driver(d, dev.buf); },
+         [&] {
+           if (hand_driver) CHECK(cudaGraphDestroy(hand_driver));
+           hand_driver = nullptr;
          }},
         {[&] { capture = captured(d, dev); },
          [&] {
@@ -326,20 +376,26 @@ void gpu_shape(results& out, const settings& cfg, device_state& dev, shape s, in
     if (dsl) sides.push_back({[&] { dsl_side::lower(s, n, dev.buf, 1.0f); }, [&] { dsl_side::release(); }});
     const std::vector<bench::summary> t = bench::interleaved(reps, warmup, sides);
     out.add("build", key, n, "hand-written", t[0]);
-    out.add("build", key, n, "stream capture", t[1]);
-    out.add("build", key, n, "builder", t[2]);
-    if (dsl) out.add("build", key, n, "DSL", t[3]);
+    out.add("build", key, n, "hand-written, driver", t[1]);
+    out.add("build", key, n, "stream capture", t[2]);
+    out.add("build", key, n, "builder", t[3]);
+    if (dsl) out.add("build", key, n, "DSL", t[4]);
     out.ratio("build", key, n, "builder", "hand-written", "<= 1.25");
     out.ratio("build", key, n, "builder", "stream capture", "<= 1.00");
+    out.ratio("build", key, n, "builder", "hand-written, driver");
+    out.ratio("build", key, n, "hand-written, driver", "hand-written");
     if (dsl) {
       out.ratio("build", key, n, "DSL", "hand-written", "<= 1.05");
       out.ratio("build", key, n, "DSL", "stream capture", "<= 1.00");
+      out.ratio("build", key, n, "DSL", "hand-written, driver");
     }
     verify_slots(out, label("build: hand-written graph"), launch_graph(hand), dev, ones);
+    verify_slots(out, label("build: hand-written driver graph"), launch_graph(hand_driver), dev, ones);
     verify_slots(out, label("build: captured graph"), launch_graph(capture), dev, ones);
     verify_slots(out, label("build: builder's graph"), launch_graph(built->graph.get()), dev, ones);
     if (dsl) verify_slots(out, label("build: DSL graph"), launch_graph(dsl_side::graph()), dev, ones);
     CHECK(cudaGraphDestroy(hand));
+    CHECK(cudaGraphDestroy(hand_driver));
     CHECK(cudaGraphDestroy(capture));
     dsl_side::release();
   }

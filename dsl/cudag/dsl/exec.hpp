@@ -299,6 +299,7 @@ template <class G, class... B>
   exec_arena<G>& a = out.arena();
   (a.write(bindings), ...);
   out.graph_ = make_graph();
+  const native::same_device_batch batch;
   lower_graph(a.graph, a.nodes, a.state, out.graph_.get());
   return out;
 }
