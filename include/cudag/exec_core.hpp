@@ -154,6 +154,8 @@ class exec_core {
   /// The template is (or was) shared with another exec: it may hold that
   /// exec's values, so a whole-graph update must first send every node.
   [[nodiscard]] bool template_shared() const noexcept { return template_shared_; }
+  /// The kernels this exec's rebinds have resolved (native::same_device_batch).
+  [[nodiscard]] native::kernel_functions& kernel_functions() noexcept { return kernels_; }
 
  private:
   // Declaration order is destruction order reversed: the exec goes before
@@ -165,6 +167,7 @@ class exec_core {
   unique_graph_exec exec_;
   std::uint64_t replays_ = 0;
   bool template_shared_ = false;
+  native::kernel_functions kernels_;
 };
 
 /// Instantiates `graph` with `options` (no ownership taken). A refusal is

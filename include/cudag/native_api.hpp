@@ -15,6 +15,22 @@
 
 namespace cudag::native {
 
+/// What a same_device_batch (native_nodes.hpp) learns of the kernels it is
+/// asked for: each kernel seen, and its driver function once resolved. An
+/// exec keeps one, so that its rebinds resolve each kernel once in its life
+/// (the functions belong to the device the exec lives on).
+struct kernel_functions {
+  struct entry {
+    const void* kernel = nullptr;  ///< host stub or cudaKernel_t
+    void* function = nullptr;      ///< CUfunction; null: not resolved (yet)
+    bool asked_again = false;
+  };
+  static constexpr unsigned capacity = 16;
+  entry entries[capacity];
+  unsigned count = 0;
+  unsigned last = 0;  ///< the entry found last: a chain asks for one kernel again and again
+};
+
 struct api_table {
   // graphs and nodes
   cudaError_t (*graph_create)(cudaGraph_t*, unsigned int);

@@ -69,7 +69,10 @@ struct param_target {
 /// calls with or without a batch.
 class same_device_batch {
  public:
+  /// Remembers within the outermost batch of this thread, and forgets when it ends.
   same_device_batch() noexcept;
+  /// Remembers in `memory`, which outlives the batch (an exec's).
+  explicit same_device_batch(kernel_functions& memory) noexcept;
   ~same_device_batch();
   same_device_batch(const same_device_batch&) = delete;
   same_device_batch& operator=(const same_device_batch&) = delete;
@@ -78,6 +81,11 @@ class same_device_batch {
   /// Node calls this thread has made through the driver so far (for tests
   /// and tools: a recorder or a machine without a driver makes none).
   [[nodiscard]] static std::uint64_t driver_calls() noexcept;
+
+ private:
+  kernel_functions* previous_ = nullptr;  ///< the thread's memory before this batch
+  bool swapped_ = false;
+  kernel_functions own_;
 };
 
 // ----------------------------------------------------------------- kernel --

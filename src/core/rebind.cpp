@@ -96,7 +96,7 @@ rebind_path send_rebind(exec_core& core, rebind_nodes& nodes, std::span<const st
 rebind_path apply_rebind(exec_core& core, rebind_nodes& nodes, std::span<const std::uint32_t> dirty,
                          rebind_state& state) {
   if (dirty.empty()) return rebind_path::none;
-  const native::same_device_batch batch;
+  const native::same_device_batch batch(core.kernel_functions());
   const std::size_t retired_before = core.retired()->size();
   bool exec_updated = false;
   try {

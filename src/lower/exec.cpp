@@ -275,7 +275,7 @@ exec exec::instance(std::span<const binding> bindings) {
   // Host nodes get callables of their own (reporting to this exec); a
   // captured node is recorded again and given to the new exec.
   o.core = live().core.sharing_template();
-  const native::same_device_batch batch;
+  const native::same_device_batch batch(o.core.kernel_functions());
   for (node_state& n : o.nodes)
     if (n.kind != node_kind::captured)
       detail::push_node_params(n, nullptr, o.capture_stream, *o.core.retired(),

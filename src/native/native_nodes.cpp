@@ -114,21 +114,13 @@ const driver_calls& driver() {
   return calls;
 }
 
-/// This thread's open batches and the kernels seen in them. A kernel is
-/// resolved the second time a batch asks for it: resolving costs about what
-/// the runtime's call saves, so a batch that sets one node (a rebind of one
-/// reader) keeps the runtime's call.
+/// This thread's open batches and what they remember (an exec's memory, or
+/// the outermost batch's own). A kernel is resolved the second time a batch
+/// asks for it: resolving costs about what the runtime's call saves, so a
+/// lone call (a rebind of one reader, the first time) keeps the runtime's.
 struct batch_state {
   unsigned depth = 0;
-  struct seen {
-    const void* kernel;
-    CUfunction function;  ///< null: not resolved (yet)
-    bool asked_again;
-  };
-  static constexpr unsigned capacity = 16;
-  seen entries[capacity];
-  unsigned count = 0;
-  unsigned last = 0;  // the entry found last: a chain asks for one kernel again and again
+  kernel_functions* memory = nullptr;
   std::uint64_t driver_calls = 0;
 };
 thread_local batch_state batch;
@@ -138,14 +130,14 @@ thread_local batch_state batch;
 /// library (heap memory) by the driver, the two ways the runtime's own call
 /// takes, so that neither is asked about what it does not know (an API
 /// error that tools such as compute-sanitizer would report).
-CUfunction resolve(batch_state::seen& entry) {
+CUfunction resolve(kernel_functions::entry& entry) {
   entry.asked_again = true;
   Dl_info image{};
   if (dladdr(entry.kernel, &image) != 0) {
     cudaFunction_t function = nullptr;
     // Not a kernel after all: the runtime's call then fails, and reports it.
     if (cudaGetFuncBySymbol(&function, entry.kernel) == cudaSuccess)
-      entry.function = reinterpret_cast<CUfunction>(function);
+      entry.function = function;
     else
       (void)cudaGetLastError();
   } else if (const auto kernel_function = driver().kernel_get_function) {
@@ -153,31 +145,31 @@ CUfunction resolve(batch_state::seen& entry) {
     if (kernel_function(&function, static_cast<CUkernel>(const_cast<void*>(entry.kernel))) == CUDA_SUCCESS)
       entry.function = function;
   }
-  return entry.function;
+  return static_cast<CUfunction>(entry.function);
 }
 
 /// The driver's function for `kernel` in the current context, or null
 /// where the runtime's own call should be made.
 CUfunction function_in_batch(const void* kernel) {
   if (batch.depth == 0 || kernel == nullptr) return nullptr;
-  batch_state::seen* found = nullptr;
-  if (batch.count != 0 && batch.entries[batch.last].kernel == kernel) {
-    found = &batch.entries[batch.last];
+  kernel_functions& m = *batch.memory;
+  kernel_functions::entry* found = nullptr;
+  if (m.count != 0 && m.entries[m.last].kernel == kernel) {
+    found = &m.entries[m.last];
   } else {
-    for (unsigned i = 0; i < batch.count && !found; ++i)
-      if (batch.entries[i].kernel == kernel) {
-        batch.last = i;
-        found = &batch.entries[i];
+    for (unsigned i = 0; i < m.count && !found; ++i)
+      if (m.entries[i].kernel == kernel) {
+        m.last = i;
+        found = &m.entries[i];
       }
   }
   if (!found) {
-    const unsigned slot =
-        batch.count < batch_state::capacity ? batch.count++ : (batch.last + 1) % batch_state::capacity;
-    batch.entries[slot] = {kernel, nullptr, false};
-    batch.last = slot;
+    const unsigned slot = m.count < kernel_functions::capacity ? m.count++ : (m.last + 1) % kernel_functions::capacity;
+    m.entries[slot] = {kernel, nullptr, false};
+    m.last = slot;
     return nullptr;
   }
-  if (found->function || found->asked_again) return found->function;
+  if (found->function || found->asked_again) return static_cast<CUfunction>(found->function);
   return resolve(*found);
 }
 
@@ -314,13 +306,27 @@ const api_table runtime_table{
 
 const api_table* active_api = &runtime_table;
 
-same_device_batch::same_device_batch() noexcept { ++batch.depth; }
-
-same_device_batch::~same_device_batch() {
-  if (--batch.depth == 0) batch.count = batch.last = 0;
+same_device_batch::same_device_batch() noexcept {
+  ++batch.depth;
+  if (batch.memory) return;  // within another batch: its memory
+  batch.memory = &own_;
+  swapped_ = true;
 }
 
-void same_device_batch::forget_resolved() noexcept { batch.count = batch.last = 0; }
+same_device_batch::same_device_batch(kernel_functions& memory) noexcept
+    : previous_(batch.memory), swapped_(true) {
+  ++batch.depth;
+  batch.memory = &memory;
+}
+
+same_device_batch::~same_device_batch() {
+  --batch.depth;
+  if (swapped_) batch.memory = previous_;
+}
+
+void same_device_batch::forget_resolved() noexcept {
+  if (batch.memory) batch.memory->count = batch.memory->last = 0;
+}
 
 std::uint64_t same_device_batch::driver_calls() noexcept { return batch.driver_calls; }
 

@@ -379,7 +379,16 @@ TEST(NativeBatch, ABuilderGraphLowersAndRebindsThroughTheBatch) {
   e.synchronize(s.get());
   std::vector<float> h = read_back(x);
   for (int i = 0; i < n; ++i) ASSERT_FLOAT_EQ(h[std::size_t(i)], 2.0f * 0.5f * (1.0f + float(i))) << i;
+  // A rebind of one reader: the exec remembers the kernel across rebinds,
+  // so the first sets it through the runtime and the later ones through
+  // the driver.
+  const std::uint64_t before_rebinds = cudag::native::same_device_batch::driver_calls();
+  e.rebind("factor", 5.0f);
+  EXPECT_EQ(cudag::native::same_device_batch::driver_calls(), before_rebinds);
+  e.rebind("factor", 4.0f);
+  EXPECT_EQ(cudag::native::same_device_batch::driver_calls(), before_rebinds + 1);
   e.rebind("factor", 3.0f);
+  EXPECT_EQ(cudag::native::same_device_batch::driver_calls(), before_rebinds + 2);
   e.rebind("n", n / 2);
   e.launch(s.get());
   e.synchronize(s.get());

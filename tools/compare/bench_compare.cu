@@ -184,13 +184,9 @@ cudaGraph_t hand_written(const dag& d, float* buf) {
   p.gridDim = dim3(1);
   p.blockDim = dim3(threads);
   p.kernelParams = args;
-  cudaGraphNode_t deps[lattice_width];
-  for (int i = 0; i < d.nodes; ++i) {
-    const int k = d.dep_count(i);
-    for (int j = 0; j < k; ++j) deps[j] = nodes[std::size_t(d.deps_of(i)[j])];
-    slot = i;
-    CHECK(cudaGraphAddKernelNode(&nodes[std::size_t(i)], g, deps, std::size_t(k), &p));
-  }
+  add_in_order(d, nodes, slot, [&](cudaGraphNode_t* out, const cudaGraphNode_t* deps, std::size_t count) {
+    CHECK(cudaGraphAddKernelNode(out, g, deps, count, &p));
+  });
   return g;
 }
 
@@ -223,18 +219,14 @@ cudaGraph_t hand_written_driver(const dag& d, float* buf) {
   p.blockDimX = threads;
   p.blockDimY = p.blockDimZ = 1;
   p.kernelParams = args;
-  cudaGraphNode_t deps[lattice_width];
-  for (int i = 0; i < d.nodes; ++i) {
-    const int k = d.dep_count(i);
-    for (int j = 0; j < k; ++j) deps[j] = nodes[std::size_t(d.deps_of(i)[j])];
-    slot = i;
-    const CUresult r = add(reinterpret_cast<CUgraphNode*>(&nodes[std::size_t(i)]), reinterpret_cast<CUgraph>(g),
-                           reinterpret_cast<const CUgraphNode*>(deps), std::size_t(k), &p);
+  add_in_order(d, nodes, slot, [&](cudaGraphNode_t* out, const cudaGraphNode_t* deps, std::size_t count) {
+    const CUresult r = add(reinterpret_cast<CUgraphNode*>(out), reinterpret_cast<CUgraph>(g),
+                           reinterpret_cast<const CUgraphNode*>(deps), count, &p);
     if (r != CUDA_SUCCESS) {
       std::fprintf(stderr, "bench_compare: cuGraphAddKernelNode failed (%d)\n", int(r));
       std::exit(1);
     }
-  }
+  });
   return g;
 }
 

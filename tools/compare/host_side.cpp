@@ -97,13 +97,9 @@ void hand_written(const dag& d, float* buf, std::vector<cudaGraphNode_t>& nodes)
   p.gridDim = dim3(1);
   p.blockDim = dim3(threads);
   p.kernelParams = args;
-  cudaGraphNode_t deps[lattice_width];
-  for (int i = 0; i < d.nodes; ++i) {
-    const int k = d.dep_count(i);
-    for (int j = 0; j < k; ++j) deps[j] = nodes[std::size_t(d.deps_of(i)[j])];
-    slot = i;
-    (void)api.add_kernel_node(&nodes[std::size_t(i)], g, deps, std::size_t(k), &p);
-  }
+  add_in_order(d, nodes, slot, [&](cudaGraphNode_t* out, const cudaGraphNode_t* deps, std::size_t count) {
+    (void)api.add_kernel_node(out, g, deps, count, &p);
+  });
   (void)api.graph_destroy(g);
 }
 

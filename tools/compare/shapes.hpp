@@ -79,6 +79,21 @@ struct dag {
   [[nodiscard]] std::size_t edges() const { return deps.size(); }
 };
 
+/// Adds the nodes of `d` in index order (a topological order) as a program
+/// would by hand: for each, `slot` is set to its index (its kernel's
+/// argument) and add(&handles[i], dependencies, count) is called with its
+/// dependencies' handles, gathered from `handles`.
+template <class Handle, class Add>
+void add_in_order(const dag& d, std::vector<Handle>& handles, int& slot, Add&& add) {
+  Handle deps[lattice_width];
+  for (int i = 0; i < d.nodes; ++i) {
+    const int k = d.dep_count(i);
+    for (int j = 0; j < k; ++j) deps[j] = handles[std::size_t(d.deps_of(i)[j])];
+    slot = i;
+    add(&handles[std::size_t(i)], deps, std::size_t(k));
+  }
+}
+
 /// Random DAG: every node after the first depends on min(i, 2) distinct
 /// earlier nodes drawn uniformly (mt19937_64 from `seed`).
 inline dag make_dag(shape kind, int nodes, std::uint64_t seed = 1) {
