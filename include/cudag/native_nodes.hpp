@@ -64,9 +64,9 @@ struct param_target {
 /// resolve the function anew on every call, about 40 % of a kernel node's
 /// cost (docs/benchmarks.md, "Native paths").
 /// Whatever the driver refuses is asked of the runtime again, so errors are
-/// the runtime's. Batches nest; a capture forgets what was resolved (the
-/// code it runs may change the device). A test's recorder sees the same
-/// calls with or without a batch.
+/// the runtime's. Batches nest; user code that runs within one (a captured
+/// node's recording) runs with the batch paused (see batch_pause). A test's
+/// recorder sees the same calls with or without a batch.
 class same_device_batch {
  public:
   /// Remembers within the outermost batch of this thread, and forgets when it ends.
@@ -86,6 +86,20 @@ class same_device_batch {
   kernel_functions* previous_ = nullptr;  ///< the thread's memory before this batch
   bool swapped_ = false;
   kernel_functions own_;
+};
+
+/// Closes this thread's batch while user code runs inside it (the code may
+/// change the current device, or build graphs of its own); reopens it
+/// after, its resolved functions forgotten.
+class batch_pause {
+ public:
+  batch_pause() noexcept;
+  ~batch_pause();
+  batch_pause(const batch_pause&) = delete;
+  batch_pause& operator=(const batch_pause&) = delete;
+
+ private:
+  kernel_functions* paused_ = nullptr;
 };
 
 // ----------------------------------------------------------------- kernel --
@@ -322,6 +336,7 @@ void set_capture_dependencies(cudaStream_t stream, std::span<const cudaGraphNode
 template <class Record>
 [[nodiscard]] unique_graph record_by_capture(cudaStream_t stream, std::string_view name,
                                              Record&& record) {
+  const batch_pause user_code;  // record() is the caller's code
   begin_capture(stream, cudaStreamCaptureModeThreadLocal, name);
   try {
     std::forward<Record>(record)(stream);

@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 
 #include <string>
+#include <utility>
 
 #include "cudag/native_api.hpp"
 
@@ -114,12 +115,12 @@ const driver_calls& driver() {
   return calls;
 }
 
-/// This thread's open batches and what they remember (an exec's memory, or
-/// the outermost batch's own). A kernel is resolved the second time a batch
-/// asks for it: resolving costs about what the runtime's call saves, so a
-/// lone call (a rebind of one reader, the first time) keeps the runtime's.
+/// What this thread's innermost open batch remembers (an exec's memory, or
+/// the outermost batch's own); null while no batch is open. A kernel is
+/// resolved the second time a batch asks for it: resolving costs about what
+/// the runtime's call saves, so a lone call (a rebind of one reader, the
+/// first time) keeps the runtime's.
 struct batch_state {
-  unsigned depth = 0;
   kernel_functions* memory = nullptr;
   std::uint64_t driver_calls = 0;
 };
@@ -151,7 +152,7 @@ CUfunction resolve(kernel_functions::entry& entry) {
 /// The driver's function for `kernel` in the current context, or null
 /// where the runtime's own call should be made.
 CUfunction function_in_batch(const void* kernel) {
-  if (batch.depth == 0 || kernel == nullptr) return nullptr;
+  if (batch.memory == nullptr || kernel == nullptr) return nullptr;
   kernel_functions& m = *batch.memory;
   kernel_functions::entry* found = nullptr;
   if (m.count != 0 && m.entries[m.last].kernel == kernel) {
@@ -188,42 +189,46 @@ CUDA_KERNEL_NODE_PARAMS driver_params(CUfunction function, const cudaKernelNodeP
   return d;
 }
 
+/// Sends `p` through `driver_call` (given the driver's parameters) where
+/// the batch has the kernel's function and the driver accepts it; false
+/// where the runtime's own call must be made.
+template <class DriverCall>
+bool sent_through_driver(DriverCall* driver_call, const cudaKernelNodeParams& p,
+                         const auto& call) {
+  if (driver_call == nullptr) return false;
+  const CUfunction function = function_in_batch(p.func);
+  if (function == nullptr) return false;
+  const CUDA_KERNEL_NODE_PARAMS d = driver_params(function, p);
+  if (call(driver_call, d) != CUDA_SUCCESS) return false;
+  ++batch.driver_calls;
+  return true;
+}
+
 cudaError_t add_kernel_node(cudaGraphNode_t* out, cudaGraph_t g, const cudaGraphNode_t* deps,
                             std::size_t count, const cudaKernelNodeParams* p) {
-  if (const auto add = driver().add_kernel_node)
-    if (const CUfunction function = function_in_batch(p->func)) {
-      const CUDA_KERNEL_NODE_PARAMS d = driver_params(function, *p);
-      if (add(reinterpret_cast<CUgraphNode*>(out), reinterpret_cast<CUgraph>(g),
-              reinterpret_cast<const CUgraphNode*>(deps), count, &d) == CUDA_SUCCESS) {
-        ++batch.driver_calls;
-        return cudaSuccess;
-      }
-    }
+  if (sent_through_driver(driver().add_kernel_node, *p, [&](auto add, const CUDA_KERNEL_NODE_PARAMS& d) {
+        return add(reinterpret_cast<CUgraphNode*>(out), reinterpret_cast<CUgraph>(g),
+                   reinterpret_cast<const CUgraphNode*>(deps), count, &d);
+      }))
+    return cudaSuccess;
   return cudaGraphAddKernelNode(out, g, deps, count, p);
 }
 
 cudaError_t kernel_node_set_params(cudaGraphNode_t n, const cudaKernelNodeParams* p) {
-  if (const auto set = driver().kernel_node_set_params)
-    if (const CUfunction function = function_in_batch(p->func)) {
-      const CUDA_KERNEL_NODE_PARAMS d = driver_params(function, *p);
-      if (set(reinterpret_cast<CUgraphNode>(n), &d) == CUDA_SUCCESS) {
-        ++batch.driver_calls;
-        return cudaSuccess;
-      }
-    }
+  if (sent_through_driver(driver().kernel_node_set_params, *p, [&](auto set, const CUDA_KERNEL_NODE_PARAMS& d) {
+        return set(reinterpret_cast<CUgraphNode>(n), &d);
+      }))
+    return cudaSuccess;
   return cudaGraphKernelNodeSetParams(n, p);
 }
 
 cudaError_t exec_kernel_node_set_params(cudaGraphExec_t e, cudaGraphNode_t n,
                                         const cudaKernelNodeParams* p) {
-  if (const auto set = driver().exec_kernel_node_set_params)
-    if (const CUfunction function = function_in_batch(p->func)) {
-      const CUDA_KERNEL_NODE_PARAMS d = driver_params(function, *p);
-      if (set(reinterpret_cast<CUgraphExec>(e), reinterpret_cast<CUgraphNode>(n), &d) == CUDA_SUCCESS) {
-        ++batch.driver_calls;
-        return cudaSuccess;
-      }
-    }
+  if (sent_through_driver(driver().exec_kernel_node_set_params, *p,
+                          [&](auto set, const CUDA_KERNEL_NODE_PARAMS& d) {
+                            return set(reinterpret_cast<CUgraphExec>(e), reinterpret_cast<CUgraphNode>(n), &d);
+                          }))
+    return cudaSuccess;
   return cudaGraphExecKernelNodeSetParams(e, n, p);
 }
 
@@ -231,7 +236,7 @@ cudaError_t exec_kernel_node_set_params(cudaGraphExec_t e, cudaGraphNode_t n,
 /// batch is open.
 cudaError_t add_empty_node(cudaGraphNode_t* out, cudaGraph_t g, const cudaGraphNode_t* deps,
                            std::size_t count) {
-  if (batch.depth != 0)
+  if (batch.memory != nullptr)
     if (const auto add = driver().add_empty_node)
       if (add(reinterpret_cast<CUgraphNode*>(out), reinterpret_cast<CUgraph>(g),
               reinterpret_cast<const CUgraphNode*>(deps), count) == CUDA_SUCCESS) {
@@ -307,7 +312,6 @@ const api_table runtime_table{
 const api_table* active_api = &runtime_table;
 
 same_device_batch::same_device_batch() noexcept {
-  ++batch.depth;
   if (batch.memory) return;  // within another batch: its memory
   batch.memory = &own_;
   swapped_ = true;
@@ -315,17 +319,22 @@ same_device_batch::same_device_batch() noexcept {
 
 same_device_batch::same_device_batch(kernel_functions& memory) noexcept
     : previous_(batch.memory), swapped_(true) {
-  ++batch.depth;
   batch.memory = &memory;
 }
 
 same_device_batch::~same_device_batch() {
-  --batch.depth;
   if (swapped_) batch.memory = previous_;
 }
 
 void same_device_batch::forget_resolved() noexcept {
   if (batch.memory) batch.memory->count = batch.memory->last = 0;
+}
+
+batch_pause::batch_pause() noexcept : paused_(std::exchange(batch.memory, nullptr)) {}
+
+batch_pause::~batch_pause() {
+  batch.memory = paused_;
+  same_device_batch::forget_resolved();  // the user's code may have changed the device
 }
 
 std::uint64_t same_device_batch::driver_calls() noexcept { return batch.driver_calls; }
@@ -648,13 +657,10 @@ bool enabled(cudaGraphExec_t exec, cudaGraphNode_t n, std::string_view name) {
 
 // ---------------------------------------------------------------- capture --
 void begin_capture(cudaStream_t stream, cudaStreamCaptureMode mode, std::string_view name) {
-  // What runs in the capture is the user's code, which may change the device.
-  same_device_batch::forget_resolved();
   check(api().stream_begin_capture(stream, mode), "cudaStreamBeginCapture", name);
 }
 
 unique_graph end_capture(cudaStream_t stream, std::string_view name) {
-  same_device_batch::forget_resolved();
   cudaGraph_t graph = nullptr;
   const cudaError_t code = api().stream_end_capture(stream, &graph);
   unique_graph owned(graph);  // a partial graph of a failed capture is destroyed on the throw

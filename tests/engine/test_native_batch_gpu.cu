@@ -398,3 +398,48 @@ TEST(NativeBatch, ABuilderGraphLowersAndRebindsThroughTheBatch) {
     ASSERT_FLOAT_EQ(h[std::size_t(i)], i < n / 2 ? 3.0f * 0.5f * (1.0f + float(i)) : 2.0f * 0.5f * (1.0f + float(i)))
         << i;
 }
+
+// A captured node's recording is the caller's code: it may change the
+// device or build graphs of its own, so it runs with the batch closed, and
+// what the batch resolved before is forgotten after it.
+TEST(NativeBatch, UserCodeInARecordingRunsWithTheBatchClosed) {
+  CUDAG_REQUIRE_GPU();
+  cudag::device_buffer<int> out(8 * 3);
+  int* at = out.data();
+  int tag = 5;
+  void* args[] = {&at, &tag};
+  const cudaKernelNodeParams p =
+      params_of(reinterpret_cast<const void*>(&report_launch), dim3(1), dim3(32), 0, args);
+  cudag::unique_graph outer = cudag::make_graph();
+  cudag::unique_graph users = cudag::make_graph();
+  cudaStream_t stream = nullptr;
+  CUDAG_EXPECT_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  std::uint64_t inside_recording = 0, after_recording = 0;
+  const std::uint64_t before = cudag::native::same_device_batch::driver_calls();
+  {
+    const cudag::native::same_device_batch batch;
+    (void)cudag::native::add_kernel(outer.get(), {}, p, "k0");
+    (void)cudag::native::add_kernel(outer.get(), {}, p, "k1");  // resolved: the driver's
+    cudag::unique_graph recorded = cudag::native::record_by_capture(stream, "rec", [&](cudaStream_t) {
+      const std::uint64_t start = cudag::native::same_device_batch::driver_calls();
+      // The caller's own graph, built while the recording runs: no batch.
+      (void)cudag::native::add_kernel(users.get(), {}, p, "u0");
+      (void)cudag::native::add_kernel(users.get(), {}, p, "u1");
+      inside_recording = cudag::native::same_device_batch::driver_calls() - start;
+    });
+    const std::uint64_t start = cudag::native::same_device_batch::driver_calls();
+    (void)cudag::native::add_kernel(outer.get(), {}, p, "k2");  // forgotten: asked anew
+    after_recording = cudag::native::same_device_batch::driver_calls() - start;
+  }
+  CUDAG_EXPECT_CUDA(cudaStreamDestroy(stream));
+  EXPECT_EQ(inside_recording, 0u);
+  EXPECT_EQ(after_recording, 0u);
+  EXPECT_EQ(cudag::native::same_device_batch::driver_calls(), before + 1);
+  for (cudaGraph_t g : {outer.get(), users.get()}) {
+    fill(out, poison);
+    run_graph(g);
+    std::vector<int> expected = expected_rows(5, dim3(1), dim3(32), 0);
+    expected.resize(24, poison);
+    EXPECT_EQ(read_back(out), expected);
+  }
+}
