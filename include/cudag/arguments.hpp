@@ -168,6 +168,24 @@ template <class P, class A>
   }
 }
 
+/// Appends the spec value for argument `a` passed where P is expected,
+/// built in its place (a kernel node's arguments, as the builder adds them).
+template <class P, class A>
+void append_value(std::vector<value>& values, A&& a) {
+  using Param = std::remove_cvref_t<P>;
+  using Arg = std::remove_cvref_t<A>;
+  if constexpr (is_literal_argument<Arg>) {
+    const Param converted{std::forward<A>(a)};
+    values.emplace_back(type_of<Param>(), literal{literal_bytes(&converted, sizeof(Param))});
+  } else if constexpr (requires { typename Arg::element_type; }) {
+    values.push_back(to_value<P>(std::forward<A>(a)));
+  } else if constexpr (std::is_same_v<Arg, condition_handle>) {
+    values.emplace_back(type_of<Param>(), condition_ref{a.name});
+  } else {
+    values.emplace_back(type_of<Param>(), param_ref{a.name});
+  }
+}
+
 /// A kernel usable as a node: its function handle (host stub or
 /// cudaKernel_t), name, and whatever must outlive graphs that use it.
 template <class Signature>

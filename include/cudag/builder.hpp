@@ -138,7 +138,7 @@ class builder {
     n.function_name = k.name;
     n.keep_alive = k.keep_alive;
     n.args.reserve(sizeof...(A));
-    (n.args.push_back(to_value<P>(std::forward<A>(args))), ...);
+    (append_value<P>(n.args, std::forward<A>(args)), ...);
     apply_launch(n, config);
     return slot.commit();
   }
@@ -305,6 +305,9 @@ class builder {
   };
 
   void declare_param(const std::string& name, const type_tag& type, bool external_buffer = false);
+  /// Throws the error that names why edge(from, to) cannot be added: a ref
+  /// of another builder, of an earlier build() &&, or of a moved-from builder.
+  [[noreturn]] void refuse_edge(const node_ref& from, const node_ref& to) const;
   node_ref add(std::string name, node_params params);
   static void apply_launch(kernel_node& n, const launch_config& config);
   /// Index of the node named `name`, or npos.

@@ -38,10 +38,14 @@ checked_plans check_and_plan(const graph_spec& spec, std::span<const binding> bi
   run_spec_passes(tree);
   check_bindings(tree, bindings);
   checked_plans plans;
-  plans.reserve(tree.size());
+  plans.graphs.reserve(tree.size());
   for (std::size_t f = 0; f < tree.size(); ++f) {
-    const graph_view& view = tree.at(f).view;
-    dependency_plan& plan = plans[&view.spec()];
+    const frame& at = tree.at(f);
+    plans.total_nodes += at.spec().nodes.size();
+    plans.value_slots += at.value_count;
+    plans.value_bytes += at.value_bytes;
+    const graph_view& view = at.view;
+    dependency_plan& plan = plans.graphs[&view.spec()];
     plan.order.assign(view.order().begin(), view.order().end());
     plan.dep_begin = view.first_slot();
     plan.deps.resize(plan.dep_begin.back());

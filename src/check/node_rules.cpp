@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "check_passes.hpp"
+#include "checked_plan.hpp"
 #include "cudag/check.hpp"
 
 namespace cudag::check_detail {
@@ -66,23 +67,35 @@ std::vector<visible_param> visible_params(const spec_tree& tree, std::size_t fro
   return scope;
 }
 
+/// What a frame's values add up to, for lowering (checked_plans).
+struct value_tally {
+  std::uint32_t count = 0;
+  std::size_t bytes = 0;
+};
+
 class node_checker {
  public:
   node_checker(const spec_tree& tree, std::size_t frame_index, std::size_t node_index,
-               const std::vector<visible_param>& scope, bool& reads_buffers)
+               const std::vector<visible_param>& scope, bool& reads_buffers, value_tally& tally)
       : tree_(tree),
         frame_index_(frame_index),
         frame_(tree.at(frame_index)),
         node_(frame_.spec().nodes[node_index]),
         node_index_(node_index),
         scope_(scope),
-        reads_buffers_(reads_buffers) {}
+        reads_buffers_(reads_buffers),
+        tally_(tally) {}
 
   void run() {
     check_placement();
     std::visit([this](const auto& p) { check_kind(p); }, node_.params);
     std::size_t position = 0;
-    for_each_value(node_, [&](const value& v) { check_value(v, position++); });
+    for_each_value(node_, [&](const value& v) {
+      check_value(v, position++);
+      const literal* l = std::get_if<literal>(&v.source);
+      tally_.bytes += value_room(v.type.size, l ? l->bytes.size() : 0);
+    });
+    tally_.count += static_cast<std::uint32_t>(position);
   }
 
  private:
@@ -305,6 +318,7 @@ class node_checker {
   std::size_t node_index_;
   const std::vector<visible_param>& scope_;
   bool& reads_buffers_;
+  value_tally& tally_;
 };
 
 }  // namespace
@@ -315,6 +329,7 @@ void check_node_rules(const spec_tree& tree) {
     if (nodes.empty()) continue;
     const std::vector<visible_param> scope = visible_params(tree, f);
     bool reads_buffers = false;
+    value_tally tally;
     for (std::size_t i = 0; i < nodes.size(); ++i) {
       // A node's rules read most of its 256 bytes; in a large graph the
       // nodes are far past the caches, and the hardware prefetcher stops at
@@ -323,9 +338,11 @@ void check_node_rules(const spec_tree& tree) {
         const char* ahead = reinterpret_cast<const char*>(&nodes[i + prefetch_ahead]);
         for (std::size_t at = 0; at < sizeof(node); at += 64) __builtin_prefetch(ahead + at);
       }
-      node_checker(tree, f, i, scope, reads_buffers).run();
+      node_checker(tree, f, i, scope, reads_buffers, tally).run();
     }
     tree.at(f).reads_buffers = reads_buffers;  // every value of the frame seen
+    tree.at(f).value_count = tally.count;
+    tree.at(f).value_bytes = tally.bytes;
   }
 }
 

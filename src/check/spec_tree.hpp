@@ -44,6 +44,10 @@ struct frame {
   /// False once check_node_rules() has seen every value of the frame and
   /// none reads a buffer (buffer_ref): the buffer pass then skips the values.
   mutable bool reads_buffers = true;
+  /// Set by check_node_rules(): the values the frame's nodes read, and the
+  /// bytes lowering stores them in (checked_plans counts them).
+  mutable std::uint32_t value_count = 0;
+  mutable std::size_t value_bytes = 0;
 
   [[nodiscard]] const graph_spec& spec() const noexcept { return view.spec(); }
 };

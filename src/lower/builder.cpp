@@ -203,8 +203,9 @@ void builder::apply_launch(kernel_node& n, const launch_config& config) {
   n.grid = config.grid;
   n.block = config.block;
   n.shared_bytes = config.shared_bytes;
-  n.grid_from = config.grid_from;
-  n.shape_rules = config.shape_rules;
+  // The node is new: its rules are empty, and most launches have none.
+  if (config.grid_from) n.grid_from = config.grid_from;
+  if (!config.shape_rules.empty()) n.shape_rules = config.shape_rules;
   n.priority = config.priority;
 }
 
@@ -245,11 +246,10 @@ node_ref builder::switch_case(std::string name, const condition_handle& c,
 }
 
 void builder::edge(const node_ref& from, const node_ref& to) {
-  (void)from.name(), (void)to.name();  // refuses refs made before build() && or moved from
-  if (from.owner_ != this || to.owner_ != this)
-    throw error("graph '" + spec_.name + "': edge " + from.name() + " -> " + to.name() +
-                    " joins nodes of different graphs",
-                cudaSuccess, {}, to.name());
+  const auto current = [&](const node_ref& r) {
+    return r.owner_ == this && r.generation_ == generation_ && r.index_ < spec_.nodes.size();
+  };
+  if (!current(from) || !current(to)) refuse_edge(from, to);
   if (from.index_ == to.index_)
     throw error("graph '" + spec_.name + "': edge " + from.name() + " -> " + to.name() +
                     " is a cycle of one node",
@@ -261,6 +261,16 @@ void builder::edge(const node_ref& from, const node_ref& to) {
   if (edges_.size() == edges_.capacity()) edges_.reserve(std::max<std::size_t>(64, 2 * edges_.size()));
   deps.push_back(dep);
   edges_.push_back((static_cast<std::uint64_t>(to.index_) << 32) | from.index_);
+}
+
+void builder::refuse_edge(const node_ref& from, const node_ref& to) const {
+  (void)from.name(), (void)to.name();  // refuses refs made before build() && or moved from
+  if (from.owner_ != this || to.owner_ != this)
+    throw error("graph '" + spec_.name + "': edge " + from.name() + " -> " + to.name() +
+                    " joins nodes of different graphs",
+                cudaSuccess, {}, to.name());
+  throw error("graph '" + spec_.name + "': edge #" + std::to_string(from.index_) + " -> #" +
+              std::to_string(to.index_) + " joins nodes this builder does not hold");
 }
 
 graph_spec builder::build() const& {

@@ -178,8 +178,9 @@ lowered_graph lower(const graph_spec& spec, std::span<const binding> bindings) {
   detail::lower_into(spec, plans, params, index, out.graph.get(), nodes, *values, out.owned, failures,
                      *capture_stream);
   out.owned.push_back(capture_stream);
-  for (const node_state& n : nodes)
-    if (!n.nested) out.nodes.emplace_back(n.path, n.handle);
+  out.nodes.reserve(spec.nodes.size());
+  for (node_state& n : nodes)  // the states die here: their paths move
+    if (!n.nested) out.nodes.emplace_back(std::move(n.path), n.handle);
   return out;
 }
 

@@ -47,8 +47,8 @@ inline constexpr std::uint32_t freed_slot = 0xFFFFFFFEu;
 /// valid and lowering makes no allocation per value.
 class value_storage {
  public:
-  /// Sizes the storage for every value of `spec`, nested graphs included.
-  void reserve_for(const graph_spec& spec);
+  /// Sizes the storage for `slots` values in `bytes` (checked_plans' counts).
+  void reserve(std::uint32_t slots, std::size_t bytes);
   /// Room for `count` values; returns the first of `count` consecutive slots.
   std::uint32_t take_slots(std::uint32_t count);
   /// Places `size` bytes for slot `slot` and returns where they go.

@@ -63,29 +63,56 @@ class lowerer {
           c.name, native::create_condition(target, c.default_value, c.assign_default,
                                            prefix + c.name));
 
-    const auto found = plans_.find(&g);
-    if (found == plans_.end())
+    const auto found = plans_.graphs.find(&g);
+    if (found == plans_.graphs.end())
       throw error("internal error: graph '" + g.name + "' was not checked before lowering");
     const check_detail::dependency_plan& plan = found->second;
     std::vector<cudaGraphNode_t> created(g.nodes.size(), nullptr);
     std::vector<cudaGraphNode_t> deps;
 
     const bool top_level = parent == nullptr;
-    for (std::uint32_t i : plan.order) {
-      const node& n = g.nodes[i];
+    const auto gather_dependencies = [&](std::uint32_t i) {
       deps.clear();
       for (std::uint32_t k = plan.dep_begin[i]; k < plan.dep_begin[i + 1]; ++k)
         deps.push_back(created[plan.deps[k]]);
       if (top_level && deps.empty()) deps.assign(root_dependencies_.begin(), root_dependencies_.end());
+    };
+    // Kernel nodes are prepared (values resolved, launches computed) a run
+    // at a time, then added one after the other: the driver's calls, each
+    // longer than cudag's work for a node, would otherwise push that work's
+    // data out of the caches between every two nodes. The native calls and
+    // their order are the same either way.
+    constexpr std::size_t run_length = 32;
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> prepared;  // (node, its state)
+    prepared.reserve(run_length);
+    const auto add_prepared = [&] {
+      for (const auto& [i, index] : prepared) {
+        gather_dependencies(i);
+        created[i] = add_kernel_node(index, target, deps);
+      }
+      prepared.clear();
+    };
+    for (std::uint32_t i : plan.order) {
+      const node& n = g.nodes[i];
       const auto index = static_cast<std::uint32_t>(nodes_.size());
       node_state& st = nodes_.emplace_back();
-      st.path = prefix + n.name;
+      if (prefix.empty()) st.path = n.name;
+      else st.path = prefix + n.name;
       st.kind = n.kind();
       st.spec_node = &n;
       st.nested = nested;
+      if (const auto* k = std::get_if<kernel_node>(&n.params); k && !eager_) {
+        prepare_kernel(*k, index, here);
+        prepared.emplace_back(i, index);
+        if (prepared.size() == run_length) add_prepared();
+        continue;
+      }
+      add_prepared();
+      gather_dependencies(i);
       created[i] = lower_node(n, index, target, deps, here);
       nodes_[index].handle = created[i];
     }
+    add_prepared();
   }
 
  private:
@@ -139,6 +166,47 @@ class lowerer {
     st.slot_count = count;
   }
 
+  /// A kernel node's state, all but its native node: its values resolved
+  /// into its slots, its launch computed.
+  void prepare_kernel(const kernel_node& p, std::uint32_t index, const scope& s) {
+    resolve_all(index, p.args, s);
+    node_state& st = nodes_[index];
+    const std::string& path = st.path;
+    st.kernel.func = const_cast<void*>(p.function);
+    st.kernel.gridDim = p.grid;
+    st.kernel.blockDim = p.block;
+    st.kernel.sharedMemBytes = p.shared_bytes;
+    st.kernel.kernelParams = st.slot_count ? st.slots : nullptr;
+    st.kernel.extra = nullptr;
+    if (p.grid_from || !p.shape_rules.empty()) {
+      // One use per parameter the launch follows: a rebind of it
+      // recomputes every dimension.
+      auto note_use = [&](const std::string& name) {
+        param_state& param = param_named(name, path);
+        if (param.uses.empty() || param.uses.back().node != index ||
+            param.uses.back().slot != grid_slot)
+          param.uses.push_back({index, grid_slot});
+      };
+      if (p.grid_from) note_use(p.grid_from->param);
+      for (const shape_rule& r : p.shape_rules) note_use(r.param);
+      apply_launch_rules(st.kernel, p, path, [&](std::size_t, const std::string& name) {
+        return integral_param_of(param_named(name, path));
+      });
+    }
+    if (p.keep_alive) owned_.push_back(p.keep_alive);
+  }
+
+  /// Adds prepared kernel node `index` to `target` after `deps`.
+  cudaGraphNode_t add_kernel_node(std::uint32_t index, cudaGraph_t target,
+                                  std::span<const cudaGraphNode_t> deps) {
+    node_state& st = nodes_[index];
+    const cudaGraphNode_t h = native::add_kernel(target, deps, st.kernel, st.path);
+    st.handle = h;
+    const int priority = std::get<kernel_node>(st.spec_node->params).priority;
+    if (priority != 0) native::set_kernel_priority(h, priority, st.path);
+    return h;
+  }
+
   cudaGraphNode_t lower_node(const node& n, std::uint32_t index, cudaGraph_t target,
                              std::span<const cudaGraphNode_t> deps, scope& s) {
     return std::visit(
@@ -146,34 +214,9 @@ class lowerer {
           using P = std::remove_cvref_t<decltype(p)>;
           const std::string& path = nodes_[index].path;
           if constexpr (std::is_same_v<P, kernel_node>) {
-            resolve_all(index, p.args, s);
-            node_state& st = nodes_[index];
-            st.kernel.func = const_cast<void*>(p.function);
-            st.kernel.gridDim = p.grid;
-            st.kernel.blockDim = p.block;
-            st.kernel.sharedMemBytes = p.shared_bytes;
-            st.kernel.kernelParams = st.slot_count ? st.slots : nullptr;
-            st.kernel.extra = nullptr;
-            if (p.grid_from || !p.shape_rules.empty()) {
-              // One use per parameter the launch follows: a rebind of it
-              // recomputes every dimension.
-              auto note_use = [&](const std::string& name) {
-                param_state& param = param_named(name, path);
-                if (param.uses.empty() || param.uses.back().node != index ||
-                    param.uses.back().slot != grid_slot)
-                  param.uses.push_back({index, grid_slot});
-              };
-              if (p.grid_from) note_use(p.grid_from->param);
-              for (const shape_rule& r : p.shape_rules) note_use(r.param);
-              apply_launch_rules(st.kernel, p, path, [&](std::size_t, const std::string& name) {
-                return integral_param_of(param_named(name, path));
-              });
-            }
-            if (p.keep_alive) owned_.push_back(p.keep_alive);
-            if (eager_) return native::run_kernel(stream_, st.kernel, path), nullptr;
-            cudaGraphNode_t h = native::add_kernel(target, deps, st.kernel, path);
-            if (p.priority != 0) native::set_kernel_priority(h, p.priority, path);
-            return h;
+            prepare_kernel(p, index, s);
+            if (eager_) return native::run_kernel(stream_, nodes_[index].kernel, path), nullptr;
+            return add_kernel_node(index, target, deps);
           } else if constexpr (std::is_same_v<P, memcpy_node>) {
             const value operands[] = {p.dst, p.src};
             resolve_all(index, operands, s);
@@ -311,27 +354,7 @@ class lowerer {
 
 }  // namespace
 
-namespace {
-std::size_t round_up(std::size_t n) { return (n + 15) & ~std::size_t(15); }
-}  // namespace
-
-void value_storage::reserve_for(const graph_spec& spec) {
-  std::size_t bytes = 0;
-  std::uint32_t slots = 0;
-  auto count = [&](const graph_spec& g, auto& self) -> void {
-    for (const node& n : g.nodes) {
-      for_each_value(n, [&](const value& v) {
-        ++slots;
-        const std::size_t literal_size =
-            std::holds_alternative<literal>(v.source) ? std::get<literal>(v.source).bytes.size() : 0;
-        bytes += round_up(std::max<std::size_t>({v.type.size, literal_size, sizeof(void*)}));
-      });
-      if (auto* c = std::get_if<child_node>(&n.params)) self(*c->graph, self);
-      if (auto* c = std::get_if<conditional_node>(&n.params))
-        for (const graph_spec& b : c->bodies) self(b, self);
-    }
-  };
-  count(spec, count);
+void value_storage::reserve(std::uint32_t slots, std::size_t bytes) {
   bytes_.assign(bytes, std::byte{0});
   slots_.assign(slots, nullptr);
   sizes_.assign(slots, 0);
@@ -349,7 +372,7 @@ void* value_storage::place(std::uint32_t slot, std::size_t size) {
   const std::size_t offset = bytes_used_;
   if (offset + size > bytes_.size())
     throw error("internal error: value storage is smaller than the spec's values");
-  bytes_used_ = offset + round_up(std::max(size, sizeof(void*)));
+  bytes_used_ = offset + check_detail::value_room(size, 0);
   slots_[slot] = bytes_.data() + offset;
   sizes_[slot] = static_cast<std::uint32_t>(size);
   return slots_[slot];
@@ -453,8 +476,8 @@ void lower_into(const graph_spec& spec, const check_detail::checked_plans& plans
                 std::vector<std::shared_ptr<const void>>& owned,
                 const std::shared_ptr<host_failure_sink>& failures, unique_stream& capture_stream,
                 std::span<const cudaGraphNode_t> root_dependencies) {
-  storage.reserve_for(spec);
-  nodes.reserve(spec.total_nodes());
+  storage.reserve(plans.value_slots, plans.value_bytes);
+  nodes.reserve(plans.total_nodes);
   lowerer l(plans, params, param_index, nodes, storage, owned, failures, capture_stream, root_dependencies);
   const native::same_device_batch batch;
   l.lower_graph(spec, graph, nullptr, "", false);
@@ -466,8 +489,8 @@ std::vector<void*> run_into_stream(const graph_spec& spec, const check_detail::c
                                    std::vector<node_state>& nodes, value_storage& storage,
                                    std::vector<std::shared_ptr<const void>>& owned,
                                    const std::shared_ptr<host_failure_sink>& failures) {
-  storage.reserve_for(spec);
-  nodes.reserve(spec.total_nodes());
+  storage.reserve(plans.value_slots, plans.value_bytes);
+  nodes.reserve(plans.total_nodes);
   unique_stream unused;
   lowerer l(plans, params, param_index, nodes, storage, owned, failures, unused, {},
             std::optional<cudaStream_t>(stream));
