@@ -11,9 +11,9 @@
 namespace cudag {
 namespace {
 
-void run_spec_passes(const check_detail::spec_tree& tree) {
+void run_spec_passes(const check_detail::spec_tree& tree, bool for_lowering = false) {
   check_detail::check_parameter_declarations(tree);
-  check_detail::check_node_rules(tree);
+  check_detail::check_node_rules(tree, for_lowering);
   check_detail::check_conditions_used(tree);
   check_detail::check_buffer_lifetimes(tree);
 }
@@ -35,7 +35,7 @@ namespace check_detail {
 
 checked_plans check_and_plan(const graph_spec& spec, std::span<const binding> bindings) {
   const spec_tree tree(spec);
-  run_spec_passes(tree);
+  run_spec_passes(tree, true);
   check_bindings(tree, bindings);
   checked_plans plans;
   plans.graphs.reserve(tree.size());

@@ -10,8 +10,10 @@ namespace cudag::check_detail {
 
 /// A parameter name declared with different types in nested graphs.
 void check_parameter_declarations(const spec_tree& tree);
-/// Per node: kind-specific rules and every value it reads.
-void check_node_rules(const spec_tree& tree);
+/// Per node: kind-specific rules and every value it reads. With
+/// `tally_values`, each frame's value_count and value_bytes are set too
+/// (what lowering reserves; check() alone skips them).
+void check_node_rules(const spec_tree& tree, bool tally_values = false);
 /// Declared conditions that no conditional node uses.
 void check_conditions_used(const spec_tree& tree);
 /// Buffers: alloc/free pairing, visibility, users inside the alloc..free window.

@@ -76,7 +76,7 @@ struct value_tally {
 class node_checker {
  public:
   node_checker(const spec_tree& tree, std::size_t frame_index, std::size_t node_index,
-               const std::vector<visible_param>& scope, bool& reads_buffers, value_tally& tally)
+               const std::vector<visible_param>& scope, bool& reads_buffers, value_tally* tally)
       : tree_(tree),
         frame_index_(frame_index),
         frame_(tree.at(frame_index)),
@@ -90,12 +90,16 @@ class node_checker {
     check_placement();
     std::visit([this](const auto& p) { check_kind(p); }, node_.params);
     std::size_t position = 0;
+    if (tally_ == nullptr) {
+      for_each_value(node_, [&](const value& v) { check_value(v, position++); });
+      return;
+    }
     for_each_value(node_, [&](const value& v) {
       check_value(v, position++);
       const literal* l = std::get_if<literal>(&v.source);
-      tally_.bytes += value_room(v.type.size, l ? l->bytes.size() : 0);
+      tally_->bytes += value_room(v.type.size, l ? l->bytes.size() : 0);
     });
-    tally_.count += static_cast<std::uint32_t>(position);
+    tally_->count += static_cast<std::uint32_t>(position);
   }
 
  private:
@@ -318,12 +322,12 @@ class node_checker {
   std::size_t node_index_;
   const std::vector<visible_param>& scope_;
   bool& reads_buffers_;
-  value_tally& tally_;
+  value_tally* tally_;  ///< null: check() alone, nothing to lower
 };
 
 }  // namespace
 
-void check_node_rules(const spec_tree& tree) {
+void check_node_rules(const spec_tree& tree, bool tally_values) {
   for (std::size_t f = 0; f < tree.size(); ++f) {
     const auto& nodes = tree.at(f).spec().nodes;
     if (nodes.empty()) continue;
@@ -338,7 +342,7 @@ void check_node_rules(const spec_tree& tree) {
         const char* ahead = reinterpret_cast<const char*>(&nodes[i + prefetch_ahead]);
         for (std::size_t at = 0; at < sizeof(node); at += 64) __builtin_prefetch(ahead + at);
       }
-      node_checker(tree, f, i, scope, reads_buffers, tally).run();
+      node_checker(tree, f, i, scope, reads_buffers, tally_values ? &tally : nullptr).run();
     }
     tree.at(f).reads_buffers = reads_buffers;  // every value of the frame seen
     tree.at(f).value_count = tally.count;

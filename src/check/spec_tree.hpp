@@ -44,8 +44,8 @@ struct frame {
   /// False once check_node_rules() has seen every value of the frame and
   /// none reads a buffer (buffer_ref): the buffer pass then skips the values.
   mutable bool reads_buffers = true;
-  /// Set by check_node_rules(): the values the frame's nodes read, and the
-  /// bytes lowering stores them in (checked_plans counts them).
+  /// Set by check_node_rules() when asked (check_and_plan): the values the
+  /// frame's nodes read, and the bytes lowering stores them in.
   mutable std::uint32_t value_count = 0;
   mutable std::size_t value_bytes = 0;
 
