@@ -328,6 +328,18 @@ class builder {
   /// Every edge added, (to << 32) | from, in the order edge() added it to
   /// `deps`: build() turns them into the spec's dependency hints.
   std::vector<std::uint64_t> edges_;
+  /// The edges, (to << 32) | from, into nodes with long_list_from or more
+  /// dependencies, as an open-addressing set (0: empty; an edge's two ends
+  /// differ, so no key is 0): edge() finds a repeated one there instead of
+  /// scanning the node's list.
+  std::vector<std::uint64_t> long_list_edges_;
+  std::size_t long_list_edge_count_ = 0;
+  static constexpr std::size_t long_list_from = 16;
+  [[nodiscard]] bool has_long_list_edge(std::uint64_t key) const noexcept;
+  /// Grows long_list_edges_ so that `more` keys go in without growing it.
+  void room_for_long_list_edges(std::size_t more);
+  /// Adds `key`, which is not there, to a set with room for it.
+  void put_long_list_edge(std::uint64_t key) noexcept;
   /// Open-addressing table of node indices + 1 with 32 bits of their name's
   /// hash (0: empty): no allocation per node.
   std::vector<std::uint64_t> name_slots_;

@@ -256,11 +256,61 @@ void builder::edge(const node_ref& from, const node_ref& to) {
                 cudaSuccess, {}, to.name());
   auto& deps = spec_.nodes[to.index_].deps;
   const std::string& dep = spec_.nodes[from.index_].name;
-  if (std::find(deps.begin(), deps.end(), dep) != deps.end()) return;
-  // Room first, so that the two lists grow together or not at all.
+  const std::uint64_t key = (static_cast<std::uint64_t>(to.index_) << 32) | from.index_;
+  // A short list is scanned; a long one (a join of many nodes) is looked up
+  // in long_list_edges_, so that a fan-in of n costs O(n), not O(n^2).
+  const bool long_list = deps.size() + 1 >= long_list_from;  // with this edge
+  if (deps.size() >= long_list_from ? has_long_list_edge(key)
+                                    : std::find(deps.begin(), deps.end(), dep) != deps.end())
+    return;
+  // Room first, so that the lists grow together or not at all.
   if (edges_.size() == edges_.capacity()) edges_.reserve(std::max<std::size_t>(64, 2 * edges_.size()));
+  if (long_list) room_for_long_list_edges(deps.size() + 1 == long_list_from ? long_list_from : 1);
   deps.push_back(dep);
-  edges_.push_back((static_cast<std::uint64_t>(to.index_) << 32) | from.index_);
+  edges_.push_back(key);
+  if (deps.size() > long_list_from) {
+    put_long_list_edge(key);
+  } else if (deps.size() == long_list_from) {  // long from now on: its edges so far go in the set
+    for (const std::string& name : deps)
+      put_long_list_edge((static_cast<std::uint64_t>(to.index_) << 32) | find_node(name));
+  }
+}
+
+namespace {
+std::size_t long_list_slot(std::uint64_t key, std::size_t mask) noexcept {
+  return static_cast<std::size_t>(key * 0x9E3779B97F4A7C15ull >> 32) & mask;
+}
+}  // namespace
+
+bool builder::has_long_list_edge(std::uint64_t key) const noexcept {
+  if (long_list_edges_.empty()) return false;
+  const std::size_t mask = long_list_edges_.size() - 1;
+  for (std::size_t i = long_list_slot(key, mask); long_list_edges_[i] != 0; i = (i + 1) & mask)
+    if (long_list_edges_[i] == key) return true;
+  return false;
+}
+
+void builder::room_for_long_list_edges(std::size_t more) {
+  if (2 * (long_list_edge_count_ + more) <= long_list_edges_.size()) return;  // load at most 1/2
+  std::size_t slots = std::max<std::size_t>(64, long_list_edges_.size());
+  while (2 * (long_list_edge_count_ + more) > slots) slots *= 2;
+  std::vector<std::uint64_t> grown(slots, 0);
+  const std::size_t mask = slots - 1;
+  for (const std::uint64_t k : long_list_edges_) {
+    if (k == 0) continue;
+    std::size_t i = long_list_slot(k, mask);
+    while (grown[i] != 0) i = (i + 1) & mask;
+    grown[i] = k;
+  }
+  long_list_edges_.swap(grown);
+}
+
+void builder::put_long_list_edge(std::uint64_t key) noexcept {
+  const std::size_t mask = long_list_edges_.size() - 1;
+  std::size_t i = long_list_slot(key, mask);
+  while (long_list_edges_[i] != 0) i = (i + 1) & mask;
+  long_list_edges_[i] = key;
+  ++long_list_edge_count_;
 }
 
 void builder::refuse_edge(const node_ref& from, const node_ref& to) const {
@@ -286,6 +336,8 @@ graph_spec builder::build() && {
   spec_ = graph_spec();
   spec_.name = out.name;
   edges_.clear();
+  long_list_edges_.clear();
+  long_list_edge_count_ = 0;
   name_slots_.clear();
   ++generation_;
   return out;

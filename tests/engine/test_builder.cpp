@@ -292,6 +292,43 @@ TEST(Builder, BuildGivesEachDependencysIndex) {
   cudag::check(moved);
 }
 
+// A join of many nodes: a repeated edge is ignored whether its node's list
+// is short or long (past 16 dependencies it is found by key, not by a scan
+// of the list, so that a fan-in of n costs O(n)), before and after the
+// list turns long and the set grows, and across a build() &&.
+TEST(Builder, RepeatedEdgesIntoALongListAreIgnored) {
+  cudag::builder b("join");
+  constexpr int leaves = 300;
+  std::vector<cudag::node_ref> leaf;
+  for (int i = 0; i < leaves; ++i) leaf.push_back(b.empty("leaf" + std::to_string(i)));
+  auto join = b.empty("join");
+  auto other = b.empty("other");
+  for (int i = 0; i < leaves; ++i) {
+    b.edge(leaf[std::size_t(i)], join);
+    b.edge(leaf[std::size_t(i / 2)], join);  // half of these repeat an edge
+    b.edge(leaf[0], join);                   // repeats from the second on
+    if (i % 3 == 0) b.edge(leaf[std::size_t(i)], other);
+  }
+  for (int i = 0; i < leaves; ++i) b.edge(leaf[std::size_t(i)], join);  // every one again
+  const std::vector<std::string>& deps = b.spec().nodes[std::size_t(leaves)].deps;
+  ASSERT_EQ(deps.size(), std::size_t(leaves));
+  for (int i = 0; i < leaves; ++i) EXPECT_EQ(deps[std::size_t(i)], "leaf" + std::to_string(i));
+  EXPECT_EQ(b.spec().nodes[std::size_t(leaves) + 1].deps.size(), std::size_t(leaves / 3));
+  const cudag::graph_spec built = b.build();
+  EXPECT_EQ(built.dependency_hints.size(), std::size_t(leaves + leaves / 3));
+  cudag::check(built);
+
+  // After build() && the builder starts again: the same names, fresh edges.
+  const cudag::graph_spec first = std::move(b).build();
+  std::vector<cudag::node_ref> again;
+  for (int i = 0; i < 40; ++i) again.push_back(b.empty("leaf" + std::to_string(i)));
+  auto join_again = b.empty("join");
+  for (int round = 0; round < 2; ++round)
+    for (const cudag::node_ref& l : again) b.edge(l, join_again);
+  EXPECT_EQ(b.spec().nodes[40].deps.size(), 40u);
+  cudag::check(std::move(b).build());
+}
+
 // count * sizeof(T) past std::size_t is refused before the node is added (it
 // used to wrap: 2^61 + 1 doubles allocated 8 bytes, 2^62 floats none).
 TEST(Builder, AllocationWhoseSizeOverflowsIsRefusedByName) {
