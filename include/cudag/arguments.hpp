@@ -148,42 +148,39 @@ struct arguments_match<void(P...), A...> {
       check_arguments(type_list<P...>{}, type_list<A...>{}, std::index_sequence_for<A...>{});
 };
 
-/// The spec value for argument `a` passed where P is expected.
+/// Where the value of argument `a`, passed where P is expected, comes from:
+/// a literal of P's bytes, or the parameter, buffer or condition it names.
 template <class P, class A>
-[[nodiscard]] value to_value(A&& a) {
+[[nodiscard]] auto source_of(A&& a) {
   using Param = std::remove_cvref_t<P>;
   using Arg = std::remove_cvref_t<A>;
   if constexpr (is_literal_argument<Arg>) {
-    return make_literal<Param>(Param{std::forward<A>(a)});
+    const Param converted{std::forward<A>(a)};
+    return literal{literal_bytes(&converted, sizeof(Param))};
   } else if constexpr (std::is_same_v<Arg, condition_handle>) {
-    return value{type_of<Param>(), condition_ref{a.name}};
+    return condition_ref{a.name};
   } else if constexpr (requires { typename Arg::element_type; }) {
     constexpr std::size_t element_bytes = sizeof(typename Arg::element_type);
     // A handle made as {name, offset} has not passed operator+'s check.
     if (detail::bytes_overflow(a.offset, element_bytes))
       detail::refuse_buffer_offset(a.name, a.offset, 0, element_bytes);
-    return value{type_of<Param>(), buffer_ref{a.name, a.offset * element_bytes}};
+    return buffer_ref{a.name, a.offset * element_bytes};
   } else {
-    return value{type_of<Param>(), param_ref{a.name}};
+    return param_ref{a.name};
   }
 }
 
-/// Appends the spec value for argument `a` passed where P is expected,
-/// built in its place (a kernel node's arguments, as the builder adds them).
+/// The spec value for argument `a` passed where P is expected.
+template <class P, class A>
+[[nodiscard]] value to_value(A&& a) {
+  return value{type_of<std::remove_cvref_t<P>>(), source_of<P>(std::forward<A>(a))};
+}
+
+/// The same value appended to `values`, built in its place (a kernel
+/// node's arguments, as the builder adds them).
 template <class P, class A>
 void append_value(std::vector<value>& values, A&& a) {
-  using Param = std::remove_cvref_t<P>;
-  using Arg = std::remove_cvref_t<A>;
-  if constexpr (is_literal_argument<Arg>) {
-    const Param converted{std::forward<A>(a)};
-    values.emplace_back(type_of<Param>(), literal{literal_bytes(&converted, sizeof(Param))});
-  } else if constexpr (requires { typename Arg::element_type; }) {
-    values.push_back(to_value<P>(std::forward<A>(a)));
-  } else if constexpr (std::is_same_v<Arg, condition_handle>) {
-    values.emplace_back(type_of<Param>(), condition_ref{a.name});
-  } else {
-    values.emplace_back(type_of<Param>(), param_ref{a.name});
-  }
+  values.emplace_back(type_of<std::remove_cvref_t<P>>(), source_of<P>(std::forward<A>(a)));
 }
 
 /// A kernel usable as a node: its function handle (host stub or

@@ -76,8 +76,6 @@ class same_device_batch {
   ~same_device_batch();
   same_device_batch(const same_device_batch&) = delete;
   same_device_batch& operator=(const same_device_batch&) = delete;
-  /// Drops this thread's resolved functions (the device may have changed).
-  static void forget_resolved() noexcept;
   /// Node calls this thread has made through the driver so far (for tests
   /// and tools: a recorder or a machine without a driver makes none).
   [[nodiscard]] static std::uint64_t driver_calls() noexcept;

@@ -90,16 +90,13 @@ class node_checker {
     check_placement();
     std::visit([this](const auto& p) { check_kind(p); }, node_.params);
     std::size_t position = 0;
-    if (tally_ == nullptr) {
-      for_each_value(node_, [&](const value& v) { check_value(v, position++); });
-      return;
-    }
     for_each_value(node_, [&](const value& v) {
       check_value(v, position++);
+      if (tally_ == nullptr) return;
       const literal* l = std::get_if<literal>(&v.source);
       tally_->bytes += value_room(v.type.size, l ? l->bytes.size() : 0);
     });
-    tally_->count += static_cast<std::uint32_t>(position);
+    if (tally_) tally_->count += static_cast<std::uint32_t>(position);
   }
 
  private:

@@ -259,18 +259,21 @@ void builder::edge(const node_ref& from, const node_ref& to) {
   const std::uint64_t key = (static_cast<std::uint64_t>(to.index_) << 32) | from.index_;
   // A short list is scanned; a long one (a join of many nodes) is looked up
   // in long_list_edges_, so that a fan-in of n costs O(n), not O(n^2).
-  const bool long_list = deps.size() + 1 >= long_list_from;  // with this edge
-  if (deps.size() >= long_list_from ? has_long_list_edge(key)
-                                    : std::find(deps.begin(), deps.end(), dep) != deps.end())
+  const std::size_t listed = deps.size();
+  if (listed >= long_list_from ? has_long_list_edge(key)
+                               : std::find(deps.begin(), deps.end(), dep) != deps.end())
     return;
+  // The keys this edge puts in the set: none while the list stays short,
+  // the whole list as it turns long, then its own.
+  const std::size_t keys = listed + 1 < long_list_from ? 0 : listed + 1 == long_list_from ? long_list_from : 1;
   // Room first, so that the lists grow together or not at all.
   if (edges_.size() == edges_.capacity()) edges_.reserve(std::max<std::size_t>(64, 2 * edges_.size()));
-  if (long_list) room_for_long_list_edges(deps.size() + 1 == long_list_from ? long_list_from : 1);
+  room_for_long_list_edges(keys);
   deps.push_back(dep);
   edges_.push_back(key);
-  if (deps.size() > long_list_from) {
+  if (keys == 1) {
     put_long_list_edge(key);
-  } else if (deps.size() == long_list_from) {  // long from now on: its edges so far go in the set
+  } else if (keys != 0) {
     for (const std::string& name : deps)
       put_long_list_edge((static_cast<std::uint64_t>(to.index_) << 32) | find_node(name));
   }
@@ -291,7 +294,7 @@ bool builder::has_long_list_edge(std::uint64_t key) const noexcept {
 }
 
 void builder::room_for_long_list_edges(std::size_t more) {
-  if (2 * (long_list_edge_count_ + more) <= long_list_edges_.size()) return;  // load at most 1/2
+  if (more == 0 || 2 * (long_list_edge_count_ + more) <= long_list_edges_.size()) return;  // load at most 1/2
   std::size_t slots = std::max<std::size_t>(64, long_list_edges_.size());
   while (2 * (long_list_edge_count_ + more) > slots) slots *= 2;
   std::vector<std::uint64_t> grown(slots, 0);

@@ -214,9 +214,10 @@ class lowerer {
           using P = std::remove_cvref_t<decltype(p)>;
           const std::string& path = nodes_[index].path;
           if constexpr (std::is_same_v<P, kernel_node>) {
+            // Into a graph, kernel nodes are prepared and added in runs
+            // (lower_graph); here only an eager run launches one.
             prepare_kernel(p, index, s);
-            if (eager_) return native::run_kernel(stream_, nodes_[index].kernel, path), nullptr;
-            return add_kernel_node(index, target, deps);
+            return native::run_kernel(stream_, nodes_[index].kernel, path), nullptr;
           } else if constexpr (std::is_same_v<P, memcpy_node>) {
             const value operands[] = {p.dst, p.src};
             resolve_all(index, operands, s);

@@ -326,15 +326,13 @@ same_device_batch::~same_device_batch() {
   if (swapped_) batch.memory = previous_;
 }
 
-void same_device_batch::forget_resolved() noexcept {
-  if (batch.memory) batch.memory->count = batch.memory->last = 0;
-}
 
 batch_pause::batch_pause() noexcept : paused_(std::exchange(batch.memory, nullptr)) {}
 
 batch_pause::~batch_pause() {
   batch.memory = paused_;
-  same_device_batch::forget_resolved();  // the user's code may have changed the device
+  // The user's code may have changed the device: what was resolved is forgotten.
+  if (batch.memory) batch.memory->count = batch.memory->last = 0;
 }
 
 std::uint64_t same_device_batch::driver_calls() noexcept { return batch.driver_calls; }
