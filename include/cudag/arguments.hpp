@@ -178,8 +178,8 @@ template <class P, class A>
 
 /// The same value appended to `values`, built in its place (a kernel
 /// node's arguments, as the builder adds them).
-template <class P, class A>
-void append_value(std::vector<value>& values, A&& a) {
+template <class P, class Values, class A>
+void append_value(Values& values, A&& a) {
   values.emplace_back(type_of<std::remove_cvref_t<P>>(), source_of<P>(std::forward<A>(a)));
 }
 

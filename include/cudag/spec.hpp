@@ -20,6 +20,7 @@
 
 #include "cudag/lean_std.hpp"
 #include "cudag/literal_bytes.hpp"
+#include "cudag/small_vector.hpp"
 #include "cudag/type_tag.hpp"
 
 namespace cudag {
@@ -94,13 +95,17 @@ struct shape_rule {
   friend bool operator==(const shape_rule&, const shape_rule&) = default;
 };
 
+/// A kernel's arguments: the first few held in the node itself (most
+/// kernels take few), more on the heap.
+using kernel_arguments = small_vector<value, 3>;
+
 struct kernel_node {
   const void* function = nullptr;  ///< host stub address or cudaKernel_t
   std::string function_name;       ///< for messages and pictures
   dim3 grid{1, 1, 1};
   dim3 block{1, 1, 1};
   unsigned shared_bytes = 0;
-  std::vector<value> args;         ///< one per kernel parameter, in order
+  kernel_arguments args;           ///< one per kernel parameter, in order
   std::optional<grid_rule> grid_from;
   std::vector<shape_rule> shape_rules;  ///< applied after grid_from, in order
   int priority = 0;                ///< used when instantiated with node priorities
@@ -231,10 +236,14 @@ enum class node_kind {
 }
 [[nodiscard]] std::string_view kind_name(conditional_kind kind) noexcept;
 
+/// A node's dependencies by name: the first held in the node itself (most
+/// nodes have one), more on the heap.
+using dependency_names = small_vector<std::string, 1>;
+
 struct node {
   std::string name;
   node_params params;
-  std::vector<std::string> deps;  ///< names of nodes of the same graph
+  dependency_names deps;  ///< names of nodes of the same graph
 
   [[nodiscard]] node_kind kind() const noexcept { return static_cast<node_kind>(params.index()); }
 };

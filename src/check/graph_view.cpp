@@ -19,7 +19,24 @@ graph_view::graph_view(const graph_spec& spec, std::string path_prefix, std::str
   index_names();
   csr_rows dependents = build_edges();
   order_nodes(dependents);
-  dependents_ = adopt_csr<dependent_graph>(static_cast<std::uint32_t>(size()), std::move(dependents));
+  if (!declared_in_order_) {
+    dependents_ = adopt_csr<dependent_graph>(static_cast<std::uint32_t>(size()), std::move(dependents));
+    has_dependents_ = true;
+  }
+}
+
+const dependent_graph& graph_view::dependents() const {
+  if (!has_dependents_) {
+    const auto count = static_cast<std::uint32_t>(size());
+    std::vector<std::uint32_t> targets;
+    targets.reserve(edge_count_);
+    for (std::uint32_t v = 0; v < count; ++v)
+      for (auto e : boost::make_iterator_range(out_edges(v, dependencies_)))
+        targets.push_back(static_cast<std::uint32_t>(target(e, dependencies_)));
+    dependents_ = adopt_csr<dependent_graph>(count, reverse_csr(count, first_slot_.data(), targets.data()));
+    has_dependents_ = true;
+  }
+  return dependents_;
 }
 
 std::optional<std::size_t> graph_view::index_of(std::string_view name) const {
@@ -106,7 +123,10 @@ csr_rows graph_view::build_edges() {
                    unknown);
   else
     resolve_dependencies(index_by_name_, nodes, first_slot_.data(), resolved, unknown);
-  csr_rows dependents = reverse_csr(count, rows.begin.data(), rows.target.data());
+  // Kahn's sort needs the dependents; a graph declared in dependency order
+  // needs no sort, and its dependents are built only if a later pass asks.
+  csr_rows dependents;
+  if (!declared_in_order_) dependents = reverse_csr(count, rows.begin.data(), rows.target.data());
   dependencies_ = adopt_csr<dependency_graph>(count, std::move(rows));
   return dependents;
 }
@@ -142,7 +162,7 @@ void graph_view::sweep_forward(std::size_t source, std::uint32_t max_rank) const
   while (!stack_.empty()) {
     std::uint32_t u = stack_.back();
     stack_.pop_back();
-    for (auto e : boost::make_iterator_range(out_edges(u, dependents_))) {
+    for (auto e : boost::make_iterator_range(out_edges(u, dependents()))) {
       std::uint32_t w = target(e, dependents_);
       if (marks_[w] == mark_stamp_ || rank_[w] > max_rank) continue;
       marks_[w] = mark_stamp_;

@@ -52,7 +52,9 @@ class graph_view {
   /// Out-edges of v: its dependencies, in declared order (edge index == slot).
   [[nodiscard]] const dependency_graph& dependencies() const noexcept { return dependencies_; }
   /// Out-edges of u: the nodes that depend on it, in declaration order.
-  [[nodiscard]] const dependent_graph& dependents() const noexcept { return dependents_; }
+  /// Built on first use where Kahn's sort did not need it (a graph declared
+  /// in dependency order): the checks of most graphs never ask.
+  [[nodiscard]] const dependent_graph& dependents() const;
   [[nodiscard]] std::size_t size() const noexcept { return spec_->nodes.size(); }
   [[nodiscard]] std::size_t edge_count() const noexcept { return edge_count_; }
   [[nodiscard]] const std::string& description() const noexcept { return description_; }
@@ -97,7 +99,8 @@ class graph_view {
   /// dependencies (first_slot_, edge_count_, whether the spec's dependency
   /// hints fit) and lists special_nodes_.
   void index_names();
-  /// Builds dependencies_; returns the dependents' rows.
+  /// Builds dependencies_; returns the dependents' rows, or no rows where
+  /// every dependency was declared before its dependent (no sort needed).
   csr_rows build_edges();
   void order_nodes(const csr_rows& dependents);
   [[noreturn]] void throw_cycle() const;
@@ -112,7 +115,8 @@ class graph_view {
   std::string description_;
   name_index index_by_name_;
   dependency_graph dependencies_;
-  dependent_graph dependents_;
+  mutable dependent_graph dependents_;
+  mutable bool has_dependents_ = false;
   std::size_t edge_count_ = 0;
   bool hinted_ = false;  // resolve through graph_spec::dependency_hints
   bool declared_in_order_ = true;  // every dependency declared before its dependent
