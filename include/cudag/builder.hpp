@@ -127,16 +127,18 @@ class builder {
   }
 
   // ----------------------------------------------------------------- nodes --
+  // `k` by value: a kernel_ref made in the call (CUDAG_KERNEL(f)) gives the
+  // node its name and keep-alive without a copy.
   template <class... P, class... A>
-  node_ref kernel(std::string name, const kernel_ref<void(P...)>& k, const launch_config& config,
+  node_ref kernel(std::string name, kernel_ref<void(P...)> k, const launch_config& config,
                   A&&... args) {
     static_assert(arguments_match<void(P...), A...>::value);
     // Built in place: a builder call makes no copy of the node.
     pending_node slot(*this, std::move(name));
     kernel_node& n = slot.emplace<kernel_node>();
     n.function = k.function;
-    n.function_name = k.name;
-    n.keep_alive = k.keep_alive;
+    n.function_name = std::move(k.name);
+    n.keep_alive = std::move(k.keep_alive);
     n.args.reserve(sizeof...(A));
     (append_value<P>(n.args, std::forward<A>(args)), ...);
     apply_launch(n, config);

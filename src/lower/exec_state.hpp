@@ -50,9 +50,24 @@ class value_storage {
   /// Sizes the storage for `slots` values in `bytes` (checked_plans' counts).
   void reserve(std::uint32_t slots, std::size_t bytes);
   /// Room for `count` values; returns the first of `count` consecutive slots.
-  std::uint32_t take_slots(std::uint32_t count);
-  /// Places `size` bytes for slot `slot` and returns where they go.
-  void* place(std::uint32_t slot, std::size_t size);
+  std::uint32_t take_slots(std::uint32_t count) {
+    if (slots_used_ + count > slots_.size()) [[unlikely]]
+      refuse_overflow();
+    const std::uint32_t first = slots_used_;
+    slots_used_ += count;
+    return first;
+  }
+  /// Places `size` bytes for slot `slot` and returns where they go. Inline:
+  /// lowering calls it for every value of every node.
+  void* place(std::uint32_t slot, std::size_t size) {
+    const std::size_t offset = bytes_used_;
+    if (offset + size > bytes_.size()) [[unlikely]]
+      refuse_overflow();
+    bytes_used_ = offset + check_detail::value_room(size, 0);
+    slots_[slot] = bytes_.data() + offset;
+    sizes_[slot] = static_cast<std::uint32_t>(size);
+    return slots_[slot];
+  }
   [[nodiscard]] void** slots(std::uint32_t first) noexcept { return slots_.data() + first; }
   [[nodiscard]] const std::uint32_t* sizes(std::uint32_t first) const noexcept {
     return sizes_.data() + first;
@@ -65,6 +80,9 @@ class value_storage {
   [[nodiscard]] value_storage copy() const;
 
  private:
+  /// The storage was sized from a count that missed a value: a bug of
+  /// cudag's, reported rather than written past.
+  [[noreturn]] static void refuse_overflow();
   std::vector<std::byte> bytes_;
   std::vector<void*> slots_;
   std::vector<std::uint32_t> sizes_;
@@ -81,6 +99,16 @@ struct param_state {
   bool external_buffer = false;  ///< declared as a buffer the graph did not allocate
 };
 
+/// a == b for names: parameter names are short, and comparing a few bytes
+/// in place is cheaper than the library call std::string's == makes.
+[[nodiscard]] inline bool same_name(std::string_view a, std::string_view b) noexcept {
+  if (a.size() != b.size()) return false;
+  if (a.size() > 16) return a == b;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
 /// Parameter `name`, or null. A graph has few parameters, each read by many
 /// nodes: comparing names beats hashing them, up to a handful of parameters.
 /// Shared by lowering and rebinding.
@@ -89,7 +117,7 @@ struct param_state {
                                              std::string_view name) {
   if (params.size() <= 8) {
     for (param_state& p : params)
-      if (p.name == name) return &p;
+      if (same_name(p.name, name)) return &p;
     return nullptr;
   }
   const auto it = index.find(name);

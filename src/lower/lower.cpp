@@ -120,7 +120,12 @@ class lowerer {
   void resolve(const value& v, const scope& s, std::uint32_t node, std::uint32_t slot,
                std::uint32_t argument) {
     auto put = [&](const void* data, std::size_t size) {
-      std::memcpy(storage_.place(slot, size), data, size);
+      void* to = storage_.place(slot, size);
+      // Most values are pointers or 4-byte scalars: copies of a known size
+      // are a move each, where a copy of any size is a call.
+      if (size == 8) std::memcpy(to, data, 8);
+      else if (size == 4) std::memcpy(to, data, 4);
+      else std::memcpy(to, data, size);
     };
     const std::string& path = nodes_[node].path;
     std::visit(
@@ -331,7 +336,7 @@ class lowerer {
   /// The parameter holding an external buffer's address.
   param_state& external_buffer(const std::string& name, const std::string& node_path) {
     for (param_state& p : params_)
-      if (p.name == name && p.external_buffer) return p;
+      if (p.external_buffer && same_name(p.name, name)) return p;
     missing("buffer", name, node_path);
   }
 
@@ -361,22 +366,8 @@ void value_storage::reserve(std::uint32_t slots, std::size_t bytes) {
   sizes_.assign(slots, 0);
 }
 
-std::uint32_t value_storage::take_slots(std::uint32_t count) {
-  if (slots_used_ + count > slots_.size())
-    throw error("internal error: value storage has fewer slots than the spec's values");
-  const std::uint32_t first = slots_used_;
-  slots_used_ += count;
-  return first;
-}
-
-void* value_storage::place(std::uint32_t slot, std::size_t size) {
-  const std::size_t offset = bytes_used_;
-  if (offset + size > bytes_.size())
-    throw error("internal error: value storage is smaller than the spec's values");
-  bytes_used_ = offset + check_detail::value_room(size, 0);
-  slots_[slot] = bytes_.data() + offset;
-  sizes_[slot] = static_cast<std::uint32_t>(size);
-  return slots_[slot];
+void value_storage::refuse_overflow() {
+  throw error("internal error: value storage is smaller than the spec's values");
 }
 
 value_storage value_storage::copy() const {
