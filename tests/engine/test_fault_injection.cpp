@@ -16,9 +16,9 @@ namespace {
 void scale(float* x, float a, int n) { (void)x, (void)a, (void)n; }
 void set_flag(cudaGraphConditionalHandle h, int limit) { (void)h, (void)limit; }
 
-float* const dev_x = reinterpret_cast<float*>(0x7000000);
-float* const dev_x2 = reinterpret_cast<float*>(0x7200000);
-const cudaEvent_t event_a = reinterpret_cast<cudaEvent_t>(0x7e00000);
+float* const dev_x = reinterpret_cast<float*>(0x7f5a07000000);
+float* const dev_x2 = reinterpret_cast<float*>(0x7f5a07200000);
+const cudaEvent_t event_a = reinterpret_cast<cudaEvent_t>(0x7f5a07e00000);
 
 cudag::graph_spec every_kind() {
   cudag::builder b("faults");

@@ -19,10 +19,12 @@ void scale(float* x, float a, int n) { (void)x, (void)a, (void)n; }
 void axpy(const float* x, float* y, float a, int n) { (void)x, (void)y, (void)a, (void)n; }
 void set_flag(cudaGraphConditionalHandle h, int limit) { (void)h, (void)limit; }
 
-float* const dev_x = reinterpret_cast<float*>(0x7000000);
-float* const dev_y = reinterpret_cast<float*>(0x7100000);
-float* const dev_x2 = reinterpret_cast<float*>(0x7200000);
-const cudaEvent_t event_a = reinterpret_cast<cudaEvent_t>(0x7e00000);
+// Addresses above 4 GiB, as device addresses are: a pointer copied in part
+// shows in the recorded arguments.
+float* const dev_x = reinterpret_cast<float*>(0x7f5a07000000);
+float* const dev_y = reinterpret_cast<float*>(0x7f5a07100000);
+float* const dev_x2 = reinterpret_cast<float*>(0x7f5a07200000);
+const cudaEvent_t event_a = reinterpret_cast<cudaEvent_t>(0x7f5a07e00000);
 
 void name_everything(cudag::native::recorder& rec) {
   rec.name_kernel(&scale, "scale");
