@@ -53,7 +53,8 @@ class graph_view {
   [[nodiscard]] const dependency_graph& dependencies() const noexcept { return dependencies_; }
   /// Out-edges of u: the nodes that depend on it, in declaration order.
   /// Built on first use where Kahn's sort did not need it (a graph declared
-  /// in dependency order): the checks of most graphs never ask.
+  /// in dependency order): the checks of most graphs never ask. Like the
+  /// sweeps, not for two threads at once: a view belongs to one check.
   [[nodiscard]] const dependent_graph& dependents() const;
   [[nodiscard]] std::size_t size() const noexcept { return spec_->nodes.size(); }
   [[nodiscard]] std::size_t edge_count() const noexcept { return edge_count_; }
