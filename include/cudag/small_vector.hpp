@@ -188,7 +188,8 @@ class small_vector {
   template <class... A>
   T& grow_and_emplace(A&&... args) {
     // The new element is made first: an argument may refer to an element.
-    const size_type wanted = std::max<size_type>(2 * capacity_, size_ + 1);
+    if (size_ == UINT32_MAX) throw std::length_error("cudag::small_vector: more than 2^32 - 1 elements");
+    const size_type wanted = std::min<size_type>(std::max<size_type>(2 * size_type{capacity_}, size_ + 1), UINT32_MAX);
     T* fresh = std::allocator<T>().allocate(wanted);
     T* made = nullptr;
     try {
@@ -203,7 +204,7 @@ class small_vector {
   }
 
   void relocate(size_type wanted) {
-    if (wanted > UINT32_MAX) throw std::length_error("cudag::small_vector: more than 2^32 elements");
+    if (wanted > UINT32_MAX) throw std::length_error("cudag::small_vector: more than 2^32 - 1 elements");
     T* fresh = std::allocator<T>().allocate(wanted);
     move_into(fresh, wanted);
   }

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -61,6 +63,9 @@ TEST_F(SmallVector, StaysInPlaceUpToItsCapacityThenMovesToTheHeap) {
   EXPECT_EQ(v.back().text, word(2));
   EXPECT_EQ(v.at(1).text, word(1));
   EXPECT_THROW((void)v.at(3), std::out_of_range);
+  // Sizes are 32-bit: more is refused before anything is allocated.
+  EXPECT_THROW(v.reserve(std::size_t{UINT32_MAX} + 1), std::length_error);
+  EXPECT_EQ(v.size(), 3u);
   v.pop_back();
   EXPECT_EQ(v.size(), 2u);
 }
