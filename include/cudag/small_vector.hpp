@@ -185,10 +185,15 @@ class small_vector {
     for (; first != last; ++first) emplace_back(*first);
   }
 
+  /// Sizes are 32-bit: a vector of more elements is refused.
+  static void refuse_beyond_limit(size_type count) {
+    if (count > UINT32_MAX) throw std::length_error("cudag::small_vector: more than 2^32 - 1 elements");
+  }
+
   template <class... A>
   T& grow_and_emplace(A&&... args) {
     // The new element is made first: an argument may refer to an element.
-    if (size_ == UINT32_MAX) throw std::length_error("cudag::small_vector: more than 2^32 - 1 elements");
+    refuse_beyond_limit(size_type{size_} + 1);
     const size_type wanted = std::min<size_type>(std::max<size_type>(2 * size_type{capacity_}, size_ + 1), UINT32_MAX);
     T* fresh = std::allocator<T>().allocate(wanted);
     T* made = nullptr;
@@ -204,7 +209,7 @@ class small_vector {
   }
 
   void relocate(size_type wanted) {
-    if (wanted > UINT32_MAX) throw std::length_error("cudag::small_vector: more than 2^32 - 1 elements");
+    refuse_beyond_limit(wanted);
     T* fresh = std::allocator<T>().allocate(wanted);
     move_into(fresh, wanted);
   }

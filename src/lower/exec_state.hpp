@@ -99,16 +99,6 @@ struct param_state {
   bool external_buffer = false;  ///< declared as a buffer the graph did not allocate
 };
 
-/// a == b for names: parameter names are short, and comparing a few bytes
-/// in place is cheaper than the library call std::string's == makes.
-[[nodiscard]] inline bool same_name(std::string_view a, std::string_view b) noexcept {
-  if (a.size() != b.size()) return false;
-  if (a.size() > 16) return a == b;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (a[i] != b[i]) return false;
-  return true;
-}
-
 /// Parameter `name`, or null. A graph has few parameters, each read by many
 /// nodes: comparing names beats hashing them, up to a handful of parameters.
 /// Shared by lowering and rebinding.
@@ -117,7 +107,7 @@ struct param_state {
                                              std::string_view name) {
   if (params.size() <= 8) {
     for (param_state& p : params)
-      if (same_name(p.name, name)) return &p;
+      if (p.name == name) return &p;
     return nullptr;
   }
   const auto it = index.find(name);
