@@ -263,7 +263,8 @@ std::string large_graph_name(std::size_t i) {
 
 enum class declared { shuffled, in_order, in_order_but_one };
 
-graph_spec large_graph(std::size_t count, declared how, std::uint64_t seed) {
+graph_spec large_graph(std::size_t count, declared how, std::uint64_t seed,
+                       std::size_t edges_per_node = 3) {
   std::mt19937_64 random(seed);
   std::vector<std::size_t> declared_at(count);
   for (std::size_t i = 0; i < count; ++i) declared_at[i] = i;
@@ -272,7 +273,7 @@ graph_spec large_graph(std::size_t count, declared how, std::uint64_t seed) {
   for (std::size_t i = 0; i < count; ++i) g.nodes.push_back(empty(large_graph_name(i)));
   std::set<std::pair<std::size_t, std::size_t>> taken;
   std::uniform_int_distribution<std::size_t> position(0, count - 1);
-  for (std::size_t e = 0; e < 3 * count; ++e) {
+  for (std::size_t e = 0; e < edges_per_node * count; ++e) {
     std::size_t a = position(random), b = position(random);
     if (a == b) continue;
     if (a > b) std::swap(a, b);
@@ -296,10 +297,13 @@ graph_spec large_graph(std::size_t count, declared how, std::uint64_t seed) {
 
 TEST(CheckStructure, LargeGraphsMatchTheOracleDeclaredInAnyOrder) {
   for (const declared how : {declared::shuffled, declared::in_order, declared::in_order_but_one}) {
-    for (const std::size_t count : {5000u, 20000u}) {
-      graph_spec g = large_graph(count, how, count + static_cast<std::size_t>(how));
-      SCOPED_TRACE(std::to_string(count) + " nodes, declared " +
-                   std::to_string(static_cast<int>(how)));
+    // A dense graph (12 edges a node), and one past 2^16 nodes, whose edges
+    // are reversed through buckets (csr.hpp).
+    for (const auto [count, edges_per_node] :
+         {std::pair<std::size_t, std::size_t>{5000, 3}, {20000, 3}, {5000, 12}, {70000, 3}}) {
+      graph_spec g = large_graph(count, how, count + static_cast<std::size_t>(how), edges_per_node);
+      SCOPED_TRACE(std::to_string(count) + " nodes, " + std::to_string(edges_per_node) +
+                   " edges a node, declared " + std::to_string(static_cast<int>(how)));
       const std::vector<std::size_t> expected = lowest_ready_first_by_set(g);
       ASSERT_EQ(expected.size(), g.nodes.size());
       if (how == declared::in_order) {
