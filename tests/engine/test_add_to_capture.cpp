@@ -23,7 +23,8 @@ using engine_test::dev_x;
 void scale(float* x, float a, int n) { (void)x, (void)a, (void)n; }
 void step(cudaGraphConditionalHandle h, int* counter) { (void)h, (void)counter; }
 
-int* const dev_counter = reinterpret_cast<int*>(0x7100000);
+// Above 4 GiB, as device addresses are: a pointer copied in part shows.
+int* const dev_counter = reinterpret_cast<int*>(0x7f5a07300000);
 
 /// first -> loop (while: body `again`), and `side` on its own.
 cudag::graph_spec looping(const std::string& name) {

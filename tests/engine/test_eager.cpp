@@ -20,7 +20,8 @@ using engine_test::lines;
 
 void scale(float* x, float a, int n) { (void)x, (void)a, (void)n; }
 void decide(cudaGraphConditionalHandle h) { (void)h; }
-const cudaEvent_t ready = reinterpret_cast<cudaEvent_t>(0x7e00000);
+// Above 4 GiB, as device addresses are: a pointer copied in part shows.
+const cudaEvent_t ready = reinterpret_cast<cudaEvent_t>(0x7f5a07e00000);
 
 void name_everything(cudag::native::recorder& rec) {
   rec.name_kernel(&scale, "scale");
