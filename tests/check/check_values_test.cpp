@@ -49,6 +49,42 @@ TEST(CheckValues, EnclosingGraphDoesNotSeeNestedParameters) {
   expect_rejected([&] { check(g); }, {"node 'k' uses parameter 'n'"}, {"k"});
 }
 
+// Past 8 visible parameters a node's parameters are found through the
+// spec tree's maps rather than a short list: the same answers either way.
+TEST(CheckValues, ManyParametersAreFoundPastTheShortList) {
+  std::vector<param_decl> outer;
+  std::vector<value> reads_all;
+  for (int i = 0; i < 12; ++i) {
+    const std::string name = i % 2 ? "p" + std::to_string(i) : "a_longer_name_" + std::to_string(i);
+    outer.push_back(i == 11 ? declare<float>(name) : declare<int>(name));
+    reads_all.push_back(i == 11 ? param<float>(name) : param<int>(name));
+  }
+  const auto inner_graph = [&](value read) {
+    return std::make_shared<graph_spec>(graph({make_node("inner", kernel({param<int>("own"), std::move(read)}))},
+                                              {declare<int>("own")}));
+  };
+  const auto whole = [&](std::vector<value> top_reads, value inner_read) {
+    return graph({make_node("all", kernel(std::move(top_reads))),
+                  make_node("sub", child_node{inner_graph(std::move(inner_read))})},
+                 outer);
+  };
+  EXPECT_NO_THROW(check(whole(reads_all, param<float>("p11"))));
+
+  std::vector<value> wrong_type = reads_all;
+  wrong_type.back() = param<int>("p11");
+  expect_rejected([&] { check(whole(wrong_type, param<float>("p11"))); },
+                  {"node 'all' passes parameter 'p11', declared as float, where int is expected"},
+                  {"all"});
+  std::vector<value> undeclared = reads_all;
+  undeclared.push_back(param<int>("p12"));
+  expect_rejected([&] { check(whole(undeclared, param<float>("p11"))); },
+                  {"node 'all' uses parameter 'p12', which is not declared"}, {"all"});
+  // The nested node sees its own parameter and every enclosing one.
+  EXPECT_NO_THROW(check(whole(reads_all, param<int>("a_longer_name_10"))));
+  expect_rejected([&] { check(whole(reads_all, param<int>("p13"))); },
+                  {"node 'sub/inner' uses parameter 'p13', which is not declared"}, {"sub/inner"});
+}
+
 TEST(CheckValues, ParameterDeclaredWithTwoTypesIsRefused) {
   auto inner = std::make_shared<graph_spec>(
       graph({make_node("k", kernel({param<float>("n")}))}, {declare<float>("n")}));

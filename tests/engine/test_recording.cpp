@@ -4,6 +4,7 @@
 // same calls, before and after a rebind: one engine under both front ends.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -485,6 +486,37 @@ TEST(EngineRecording, NodesAfterARunOfEdgeItemsLowerAndRebindAsTheBuildersDo) {
   EXPECT_NE(by_builder.find("n21 scale grid=(20,1,1) block=(256,1,1) shared=0 args=[y, 0x40600000, 0x1388]"),
             std::string::npos)
       << by_builder;
+}
+
+// Past 8 parameters lowering and rebinding find a parameter by its name's
+// hash rather than a short scan: each node still reads its own.
+TEST(EngineRecording, ManyParametersEachReachTheirNode) {
+  cudag::native::recorder rec;
+  name_everything(rec);
+  cudag::builder b("many");
+  auto x = b.param<float*>("x");
+  std::vector<cudag::binding> binds{cudag::bind("x", dev_x)};
+  for (int i = 0; i < 12; ++i) {
+    const std::string name = "count_" + std::to_string(i);
+    b.kernel("k" + std::to_string(i), &scale, cudag::launch(1, 32), x, 2.0f, b.param<int>(name));
+    binds.push_back(cudag::bind(name, 0x100 + i));
+  }
+  auto e = cudag::instantiate(b.build(), binds);
+  std::string expected = "graph_create g1 flags=0\n";
+  for (int i = 0; i < 12; ++i) {
+    char arg[16];
+    std::snprintf(arg, sizeof arg, "0x%x", 0x100 + i);
+    expected += "add_kernel_node n" + std::to_string(i + 1) +
+                " g1 deps=[] scale grid=(1,1,1) block=(32,1,1) shared=0 args=[x, 0x40000000, " + arg +
+                "]\n";
+  }
+  expected += "instantiate g1 flags=0 -> x1\n";
+  EXPECT_EQ(lines(rec.calls()), expected);
+  rec.clear();
+  EXPECT_EQ(e.rebind("count_10", 0x7777), cudag::rebind_path::node_setters);
+  EXPECT_EQ(lines(rec.calls()),
+            "exec_kernel_node_set_params x1 n11 scale grid=(1,1,1) block=(32,1,1) shared=0 "
+            "args=[x, 0x40000000, 0x7777]\n");
 }
 
 }  // namespace
