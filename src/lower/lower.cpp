@@ -336,7 +336,7 @@ class lowerer {
   /// The parameter holding an external buffer's address.
   param_state& external_buffer(const std::string& name, const std::string& node_path) {
     for (param_state& p : params_)
-      if (p.name == name && p.external_buffer) return p;
+      if (p.external_buffer && p.name == name) return p;
     missing("buffer", name, node_path);
   }
 

@@ -15,6 +15,7 @@
 
 #include "../../src/check/csr.hpp"
 #include "../../src/check/kahn.hpp"
+#include "spec_helpers.hpp"
 
 namespace cudag::check_detail {
 namespace {
@@ -66,26 +67,14 @@ TEST(CheckSort, ReversedEdgesMatchAStableSortAtEveryEncoding) {
   }
 }
 
-// Kahn's algorithm over a std::set of ready nodes.
+// The oracle (spec_helpers.hpp) of a graph given as rows.
 std::vector<std::uint32_t> lowest_ready_first(std::uint32_t count, const rows& dependencies) {
-  std::vector<std::vector<std::uint32_t>> dependents(count);
-  std::vector<std::uint32_t> waiting(count);
-  std::set<std::uint32_t> ready;
-  for (std::uint32_t v = 0; v < count; ++v) {
-    for (std::uint32_t k = dependencies.begin[v]; k < dependencies.begin[v + 1]; ++k)
-      dependents[dependencies.target[k]].push_back(v);
-    waiting[v] = dependencies.begin[v + 1] - dependencies.begin[v];
-    if (waiting[v] == 0) ready.insert(v);
-  }
-  std::vector<std::uint32_t> order;
-  while (!ready.empty()) {
-    const std::uint32_t u = *ready.begin();
-    ready.erase(ready.begin());
-    order.push_back(u);
-    for (const std::uint32_t w : dependents[u])
-      if (--waiting[w] == 0) ready.insert(w);
-  }
-  return order;
+  std::vector<std::vector<std::size_t>> lists(count);
+  for (std::uint32_t v = 0; v < count; ++v)
+    lists[v].assign(dependencies.target.begin() + dependencies.begin[v],
+                    dependencies.target.begin() + dependencies.begin[v + 1]);
+  const std::vector<std::size_t> order = check_test::lowest_ready_first(lists);
+  return {order.begin(), order.end()};
 }
 
 // A DAG of `count` nodes declared in shuffled order, with about 3 edges a

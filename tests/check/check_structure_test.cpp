@@ -230,23 +230,10 @@ TEST(CheckStructure, TopologicalOrderMatchesIndependentOracleOnRandomDags) {
 std::vector<std::size_t> lowest_ready_first_by_set(const graph_spec& g) {
   std::map<std::string, std::size_t> index;
   for (std::size_t i = 0; i < g.nodes.size(); ++i) index[g.nodes[i].name] = i;
-  std::vector<std::vector<std::size_t>> dependents(g.nodes.size());
-  std::vector<std::size_t> waiting(g.nodes.size());
-  std::set<std::size_t> ready;
-  for (std::size_t v = 0; v < g.nodes.size(); ++v) {
-    for (const std::string& d : g.nodes[v].deps) dependents[index.at(d)].push_back(v);
-    waiting[v] = g.nodes[v].deps.size();
-    if (waiting[v] == 0) ready.insert(v);
-  }
-  std::vector<std::size_t> order;
-  while (!ready.empty()) {
-    const std::size_t u = *ready.begin();
-    ready.erase(ready.begin());
-    order.push_back(u);
-    for (const std::size_t w : dependents[u])
-      if (--waiting[w] == 0) ready.insert(w);
-  }
-  return order;
+  std::vector<std::vector<std::size_t>> dependencies(g.nodes.size());
+  for (std::size_t v = 0; v < g.nodes.size(); ++v)
+    for (const std::string& d : g.nodes[v].deps) dependencies[v].push_back(index.at(d));
+  return check_test::lowest_ready_first(dependencies);
 }
 
 // Names of four kinds: up to 7 bytes (told by their fingerprint alone),
@@ -299,7 +286,7 @@ TEST(CheckStructure, LargeGraphsMatchTheOracleDeclaredInAnyOrder) {
   for (const declared how : {declared::shuffled, declared::in_order, declared::in_order_but_one}) {
     // A dense graph (12 edges a node), and one past 2^16 nodes, whose edges
     // are reversed through buckets (csr.hpp).
-    for (const auto [count, edges_per_node] :
+    for (const auto& [count, edges_per_node] :
          {std::pair<std::size_t, std::size_t>{5000, 3}, {20000, 3}, {5000, 12}, {70000, 3}}) {
       graph_spec g = large_graph(count, how, count + static_cast<std::size_t>(how), edges_per_node);
       SCOPED_TRACE(std::to_string(count) + " nodes, " + std::to_string(edges_per_node) +

@@ -3,8 +3,10 @@
 // that a call is refused with a given message and node list.
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <initializer_list>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -80,6 +82,30 @@ inline graph_spec graph(std::vector<node> nodes, std::vector<param_decl> params 
   g.params = std::move(params);
   g.conditions = std::move(conditions);
   return g;
+}
+
+/// The oracle of the check layer's sort: Kahn's algorithm over a std::set of
+/// ready nodes, lowest index first. dependencies[v]: the nodes v waits on.
+inline std::vector<std::size_t> lowest_ready_first(
+    const std::vector<std::vector<std::size_t>>& dependencies) {
+  const std::size_t count = dependencies.size();
+  std::vector<std::vector<std::size_t>> dependents(count);
+  std::vector<std::size_t> waiting(count);
+  std::set<std::size_t> ready;
+  for (std::size_t v = 0; v < count; ++v) {
+    for (const std::size_t u : dependencies[v]) dependents[u].push_back(v);
+    waiting[v] = dependencies[v].size();
+    if (waiting[v] == 0) ready.insert(v);
+  }
+  std::vector<std::size_t> order;
+  while (!ready.empty()) {
+    const std::size_t u = *ready.begin();
+    ready.erase(ready.begin());
+    order.push_back(u);
+    for (const std::size_t w : dependents[u])
+      if (--waiting[w] == 0) ready.insert(w);
+  }
+  return order;
 }
 
 template <class T>
