@@ -7,11 +7,14 @@
 #include <sstream>
 
 #include "cudag/dot.hpp"
+#include "dot_text.hpp"
 #include "spec_helpers.hpp"
 
 namespace cudag {
 namespace {
 using namespace check_test;
+using dot_text::longest_quoted;
+using dot_text::valid_utf8;
 
 std::size_t count_of(const std::string& text, const std::string& part) {
   std::size_t count = 0;
@@ -186,45 +189,6 @@ TEST(Dot, ChildGraphContainingItselfIsRefused) {
     EXPECT_EQ(e.node(), "outer/again");
   }
   looped->nodes.clear();  // break the ownership cycle
-}
-
-// A byte string is valid UTF-8 (what Graphviz reads by default).
-bool valid_utf8(const std::string& text) {
-  for (std::size_t at = 0; at < text.size();) {
-    const auto c = static_cast<unsigned char>(text[at]);
-    std::size_t length = c < 0x80 ? 1 : c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3
-                                                  : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
-    if (length == 0 || at + length > text.size()) return false;
-    for (std::size_t i = 1; i < length; ++i)
-      if ((static_cast<unsigned char>(text[at + i]) & 0xC0) != 0x80) return false;
-    if (length == 3) {
-      const auto c1 = static_cast<unsigned char>(text[at + 1]);
-      if ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 > 0x9F)) return false;
-    }
-    if (length == 4) {
-      const auto c1 = static_cast<unsigned char>(text[at + 1]);
-      if ((c == 0xF0 && c1 < 0x90) || (c == 0xF4 && c1 > 0x8F)) return false;
-    }
-    at += length;
-  }
-  return true;
-}
-
-// The longest quoted string of a DOT text (Graphviz refuses 16,384 bytes).
-std::size_t longest_quoted(const std::string& dot) {
-  std::size_t longest = 0;
-  bool inside = false;
-  std::size_t start = 0;
-  for (std::size_t at = 0; at < dot.size(); ++at) {
-    if (inside && dot[at] == '\\') {
-      ++at;
-    } else if (dot[at] == '"') {
-      if (inside) longest = std::max(longest, at - start);
-      inside = !inside;
-      start = at;
-    }
-  }
-  return longest;
 }
 
 TEST(Dot, HostileNamesGiveValidDot) {

@@ -1,6 +1,7 @@
 #pragma once
-// Small builders of spec structs for the check-layer tests, and an assertion
-// that a call is refused with a given message and node list.
+// The check-layer tests' kernel and host nodes (the other builders of spec
+// structs: spec_builders.hpp), an oracle of the sort, nested specs, and an
+// assertion that a call is refused with a given message and node list.
 #include <gtest/gtest.h>
 
 #include <cstddef>
@@ -13,75 +14,22 @@
 
 #include "cudag/check.hpp"
 #include "cudag/spec.hpp"
+#include "spec_builders.hpp"
 
 namespace cudag::check_test {
 
+using namespace cudag::spec_builders;
+
 inline void some_host_function() {}
 
-inline node make_node(std::string name, node_params params, std::vector<std::string> deps = {}) {
-  node n;
-  n.name = std::move(name);
-  n.params = std::move(params);
-  n.deps = std::move(deps);
-  return n;
-}
-
-inline node empty(std::string name, std::vector<std::string> deps = {}) {
-  return make_node(std::move(name), empty_node{}, std::move(deps));
-}
-
-template <class T>
-value param(std::string name) {
-  return value{type_of<T>(), param_ref{std::move(name)}};
-}
-
-template <class T>
-value buffer(std::string name, std::size_t offset = 0) {
-  return value{type_of<T>(), buffer_ref{std::move(name), offset}};
-}
-
-inline value condition(std::string name) {
-  return value{type_of<cudaGraphConditionalHandle>(), condition_ref{std::move(name)}};
-}
-
 inline kernel_node kernel(std::vector<value> args = {}) {
-  kernel_node k;
-  k.function = reinterpret_cast<const void*>(&some_host_function);
-  k.function_name = "some_kernel";
-  k.grid = dim3(4, 1, 1);
-  k.block = dim3(128, 1, 1);
-  k.args = std::move(args);
-  return k;
+  return kernel_calling(reinterpret_cast<const void*>(&some_host_function), "some_kernel",
+                        std::move(args));
 }
 
 inline host_node host(std::vector<value> args = {}) {
   return host_node{std::make_shared<const host_function>([](std::span<const void* const>) {}),
                    std::move(args)};
-}
-
-inline mem_alloc_node alloc(std::string buffer_name, std::size_t bytes = 1024) {
-  return mem_alloc_node{std::move(buffer_name), bytes, -1};
-}
-
-inline mem_free_node free_of(std::string buffer_name) { return mem_free_node{std::move(buffer_name)}; }
-
-inline memset_node memset_of(value dst, std::size_t width = 256) {
-  return memset_node{std::move(dst), make_literal(0u), 4, width, 1, 0};
-}
-
-inline conditional_node conditional(conditional_kind kind, std::string condition_name,
-                                    std::vector<graph_spec> bodies) {
-  return conditional_node{kind, std::move(condition_name), std::move(bodies)};
-}
-
-inline graph_spec graph(std::vector<node> nodes, std::vector<param_decl> params = {},
-                        std::vector<condition_decl> conditions = {}, std::string name = {}) {
-  graph_spec g;
-  g.name = std::move(name);
-  g.nodes = std::move(nodes);
-  g.params = std::move(params);
-  g.conditions = std::move(conditions);
-  return g;
 }
 
 /// The oracle of the check layer's sort: Kahn's algorithm over a std::set of
@@ -107,13 +55,6 @@ inline std::vector<std::size_t> lowest_ready_first(
   }
   return order;
 }
-
-template <class T>
-param_decl declare(std::string name) {
-  return param_decl{std::move(name), type_of<T>()};
-}
-
-inline condition_decl declare_condition(std::string name) { return condition_decl{std::move(name)}; }
 
 /// `depth` while-loop nodes named "loop", each in the body of the one before,
 /// each testing its own condition; an empty node "leaf" at the bottom. Free

@@ -13,10 +13,13 @@
 #include "cudag/diff.hpp"
 #include "cudag/error.hpp"
 #include "diff/diff_helpers.hpp"
+#include "dot_text.hpp"
 
 namespace cudag {
 namespace {
 using namespace diff_test;
+using dot_text::longest_quoted;
+using dot_text::valid_utf8;
 
 constexpr std::string_view added_fill = "fillcolor=\"#d4edda\", color=\"#2e7d32\"";
 constexpr std::string_view removed_fill = "style=\"rounded,filled,dashed\", fillcolor=\"#f8d7da\"";
@@ -273,37 +276,6 @@ TEST(DiffDot, MissingDependencyIsDrawnAsMissing) {
   EXPECT_NE(dot.find("\"ghost\\n(missing)\""), std::string::npos) << dot;
   EXPECT_NE(dot.find("\"phantom\\n(missing)\""), std::string::npos) << dot;
   EXPECT_NE(dot.find("n2 -> n0 [color=\"#2e7d32\", penwidth=2];"), std::string::npos) << dot;
-}
-
-// A byte string is valid UTF-8 (what Graphviz reads by default).
-bool valid_utf8(const std::string& text) {
-  for (std::size_t at = 0; at < text.size();) {
-    const auto c = static_cast<unsigned char>(text[at]);
-    const std::size_t length = c < 0x80 ? 1 : c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3
-                                           : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
-    if (length == 0 || at + length > text.size()) return false;
-    for (std::size_t i = 1; i < length; ++i)
-      if ((static_cast<unsigned char>(text[at + i]) & 0xC0) != 0x80) return false;
-    at += length;
-  }
-  return true;
-}
-
-// The longest quoted string of a DOT text (Graphviz refuses 16,384 bytes).
-std::size_t longest_quoted(const std::string& dot) {
-  std::size_t longest = 0;
-  bool inside = false;
-  std::size_t start = 0;
-  for (std::size_t at = 0; at < dot.size(); ++at) {
-    if (inside && dot[at] == '\\') {
-      ++at;
-    } else if (dot[at] == '"') {
-      if (inside) longest = std::max(longest, at - start);
-      inside = !inside;
-      start = at;
-    }
-  }
-  return longest;
 }
 
 TEST(DiffDot, HostileNamesGiveValidDot) {

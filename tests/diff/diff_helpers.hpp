@@ -1,5 +1,6 @@
 #pragma once
-// Small builders of spec structs for the graph diff tests.
+// The graph diff tests' kernels and host function; the other builders of
+// spec structs: spec_builders.hpp.
 #include <cuda_runtime_api.h>
 
 #include <memory>
@@ -9,87 +10,21 @@
 #include <vector>
 
 #include "cudag/spec.hpp"
+#include "spec_builders.hpp"
 
 namespace cudag::diff_test {
+
+using namespace cudag::spec_builders;
 
 inline void kernel_a() {}
 inline void kernel_b() {}
 
-inline node make_node(std::string name, node_params params, std::vector<std::string> deps = {}) {
-  node n;
-  n.name = std::move(name);
-  n.params = std::move(params);
-  n.deps = std::move(deps);
-  return n;
-}
-
-inline node empty(std::string name, std::vector<std::string> deps = {}) {
-  return make_node(std::move(name), empty_node{}, std::move(deps));
-}
-
-template <class T>
-value param(std::string name) {
-  return value{type_of<T>(), param_ref{std::move(name)}};
-}
-
-template <class T>
-value buffer(std::string name, std::size_t offset = 0) {
-  return value{type_of<T>(), buffer_ref{std::move(name), offset}};
-}
-
-inline value condition(std::string name) {
-  return value{type_of<cudaGraphConditionalHandle>(), condition_ref{std::move(name)}};
-}
-
 inline kernel_node kernel(std::vector<value> args = {}) {
-  kernel_node k;
-  k.function = reinterpret_cast<const void*>(&kernel_a);
-  k.function_name = "kernel_a";
-  k.grid = dim3(4, 1, 1);
-  k.block = dim3(128, 1, 1);
-  k.args = std::move(args);
-  return k;
+  return kernel_calling(reinterpret_cast<const void*>(&kernel_a), "kernel_a", std::move(args));
 }
 
 inline std::shared_ptr<const host_function> some_host_function() {
   return std::make_shared<const host_function>([](std::span<const void* const>) {});
-}
-
-inline memset_node memset_of(value dst, std::size_t width = 256) {
-  return memset_node{std::move(dst), make_literal(0u), 4, width, 1, 0};
-}
-
-inline memcpy_node memcpy_of(value dst, value src, std::size_t bytes = 1024) {
-  return memcpy_node{std::move(dst), std::move(src), bytes, cudaMemcpyDefault};
-}
-
-inline conditional_node conditional(conditional_kind kind, std::string condition_name,
-                                    std::vector<graph_spec> bodies) {
-  return conditional_node{kind, std::move(condition_name), std::move(bodies)};
-}
-
-inline graph_spec graph(std::vector<node> nodes, std::vector<param_decl> params = {},
-                        std::vector<condition_decl> conditions = {}, std::string name = {}) {
-  graph_spec g;
-  g.name = std::move(name);
-  g.nodes = std::move(nodes);
-  g.params = std::move(params);
-  g.conditions = std::move(conditions);
-  return g;
-}
-
-inline child_node child_of(graph_spec g) {
-  return child_node{std::make_shared<const graph_spec>(std::move(g))};
-}
-
-template <class T>
-param_decl declare(std::string name, bool external_buffer = false) {
-  return param_decl{std::move(name), type_of<T>(), external_buffer};
-}
-
-inline condition_decl declare_condition(std::string name, unsigned default_value = 0,
-                                        bool assign_default = true) {
-  return condition_decl{std::move(name), default_value, assign_default};
 }
 
 }  // namespace cudag::diff_test
