@@ -67,7 +67,8 @@ inline void expect_no_leak(const cudag::native::recorder& rec) {
 inline void scale(float* x, float a, int n) { (void)x, (void)a, (void)n; }
 inline void set_flag(cudaGraphConditionalHandle h) { (void)h; }
 
-inline float* const dev_x = reinterpret_cast<float*>(0x7000000);
-inline float* const dev_x2 = reinterpret_cast<float*>(0x7200000);
+// Above 4 GiB, as device addresses are.
+inline float* const dev_x = reinterpret_cast<float*>(0x7f5a07000000);
+inline float* const dev_x2 = reinterpret_cast<float*>(0x7f5a07200000);
 
 }  // namespace catalogue

@@ -12,8 +12,10 @@ inline std::string lines(const std::vector<std::string>& calls) {
   return out;
 }
 
-inline float* const dev_x = reinterpret_cast<float*>(0x7000000);
-inline float* const dev_y = reinterpret_cast<float*>(0x7100000);
-inline float* const dev_z = reinterpret_cast<float*>(0x7200000);
+// Above 4 GiB, as device addresses are: a pointer copied in part shows in
+// the recorded arguments.
+inline float* const dev_x = reinterpret_cast<float*>(0x7f5a07000000);
+inline float* const dev_y = reinterpret_cast<float*>(0x7f5a07100000);
+inline float* const dev_z = reinterpret_cast<float*>(0x7f5a07200000);
 
 }  // namespace engine_test

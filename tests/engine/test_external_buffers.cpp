@@ -36,7 +36,7 @@ TEST(ExternalBuffers, ReadAtAnOffsetFreedByTheGraphAndNotRebindableOnceFreed) {
             "add_kernel_node n1 g1 deps=[] scale grid=(1,1,1) block=(16,1,1) shared=0 args=[x, "
             "0x40000000, 0x10]\n"
             "add_kernel_node n2 g1 deps=[n1] scale grid=(1,1,1) block=(16,1,1) shared=0 "
-            "args=[0x7000040, 0x40400000, 0x10]\n"
+            "args=[0x7f5a07000040, 0x40400000, 0x10]\n"
             "add_mem_free_node n3 g1 deps=[n2] pointer=x\n");
   EXPECT_EQ(e.readers_of("staging"), (std::vector<std::string>{"head", "tail", "release"}));
   rec.clear();
@@ -72,7 +72,7 @@ TEST(ExternalBuffers, WithoutAFreeTheAddressIsRebindableOffsetsIncluded) {
             "exec_kernel_node_set_params x1 n1 scale grid=(1,1,1) block=(16,1,1) shared=0 "
             "args=[y, 0x40000000, 0x10]\n"
             "exec_kernel_node_set_params x1 n2 scale grid=(1,1,1) block=(16,1,1) shared=0 "
-            "args=[0x7100010, 0x40400000, 0x10]\n");
+            "args=[0x7f5a07100010, 0x40400000, 0x10]\n");
 }
 
 /// Expects check() to refuse `spec` with `message`, naming `nodes`.

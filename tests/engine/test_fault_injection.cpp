@@ -10,14 +10,15 @@
 #include "cudag/builder.hpp"
 #include "cudag/exec.hpp"
 #include "cudag/native_recorder.hpp"
+#include "recorder_support.hpp"
 
 namespace {
 
 void scale(float* x, float a, int n) { (void)x, (void)a, (void)n; }
 void set_flag(cudaGraphConditionalHandle h, int limit) { (void)h, (void)limit; }
 
-float* const dev_x = reinterpret_cast<float*>(0x7f5a07000000);
-float* const dev_x2 = reinterpret_cast<float*>(0x7f5a07200000);
+using engine_test::dev_x;
+float* const dev_x2 = engine_test::dev_z;
 const cudaEvent_t event_a = reinterpret_cast<cudaEvent_t>(0x7f5a07e00000);
 
 cudag::graph_spec every_kind() {

@@ -12,6 +12,7 @@
 #include "cudag/dsl.hpp"
 #include "cudag/exec.hpp"
 #include "cudag/native_recorder.hpp"
+#include "recorder_support.hpp"
 
 namespace {
 
@@ -20,11 +21,10 @@ void scale(float* x, float a, int n) { (void)x, (void)a, (void)n; }
 void axpy(const float* x, float* y, float a, int n) { (void)x, (void)y, (void)a, (void)n; }
 void set_flag(cudaGraphConditionalHandle h, int limit) { (void)h, (void)limit; }
 
-// Addresses above 4 GiB, as device addresses are: a pointer copied in part
-// shows in the recorded arguments.
-float* const dev_x = reinterpret_cast<float*>(0x7f5a07000000);
-float* const dev_y = reinterpret_cast<float*>(0x7f5a07100000);
-float* const dev_x2 = reinterpret_cast<float*>(0x7f5a07200000);
+using engine_test::dev_x;
+using engine_test::dev_y;
+using engine_test::lines;
+float* const dev_x2 = engine_test::dev_z;
 const cudaEvent_t event_a = reinterpret_cast<cudaEvent_t>(0x7f5a07e00000);
 
 void name_everything(cudag::native::recorder& rec) {
@@ -35,12 +35,6 @@ void name_everything(cudag::native::recorder& rec) {
   rec.name_pointer(dev_y, "y");
   rec.name_pointer(dev_x2, "x2");
   rec.name_pointer(event_a, "event_a");
-}
-
-std::string lines(const std::vector<std::string>& calls) {
-  std::string out;
-  for (const auto& c : calls) out += c + "\n";
-  return out;
 }
 
 // ------------------------------------------------------- hand-written truth --
