@@ -16,6 +16,7 @@
 
 #include "cudag/error.hpp"
 #include "cudag/native_recorder.hpp"
+#include "engine/recorder_support.hpp"
 
 namespace catalogue {
 
@@ -67,8 +68,8 @@ inline void expect_no_leak(const cudag::native::recorder& rec) {
 inline void scale(float* x, float a, int n) { (void)x, (void)a, (void)n; }
 inline void set_flag(cudaGraphConditionalHandle h) { (void)h; }
 
-// Above 4 GiB, as device addresses are.
-inline float* const dev_x = reinterpret_cast<float*>(0x7f5a07000000);
-inline float* const dev_x2 = reinterpret_cast<float*>(0x7f5a07200000);
+// Stand-in device addresses, above 4 GiB (recorder_support.hpp).
+using engine_test::dev_x;
+inline float* const dev_x2 = engine_test::dev_z;
 
 }  // namespace catalogue
