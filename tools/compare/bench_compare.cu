@@ -119,9 +119,7 @@ std::vector<bench::summary> interleaved_events(int rounds, const std::vector<std
     }
   CHECK(cudaEventDestroy(start));
   CHECK(cudaEventDestroy(stop));
-  std::vector<bench::summary> out;
-  for (auto& v : samples) out.push_back(bench::summarize(std::move(v)));
-  return out;
+  return bench::summarize_rounds(std::move(samples));
 }
 
 // ------------------------------------------------------------ verification --

@@ -27,6 +27,12 @@ struct ratio_row {
   double ratio = 0;
   std::string goal;  ///< "" or "<= 1.25", ">= 4", ...
   int met = -1;      ///< -1 no goal, 0 missed, 1 met
+  /// Median [q1, q3] of the per-round ratios where both sides were timed in
+  /// the same rounds (0 where not): a host that changes speed between
+  /// rounds moves both sides of a round together, where it can make the
+  /// ratio of medians compare a fast round of one side with a slow one of
+  /// the other.
+  double paired = 0, paired_q1 = 0, paired_q3 = 0;
 };
 
 class results {
@@ -49,6 +55,17 @@ class results {
     const result* b = find(section, shape, nodes, base);
     if (!s || !b || b->us.median <= 0) return 0;
     ratio_row r{section, shape, nodes, subject + " / " + base, s->us.median / b->us.median, goal, -1};
+    const std::vector<double>& over = s->us.by_round;
+    const std::vector<double>& under = b->us.by_round;
+    if (!over.empty() && over.size() == under.size()) {
+      std::vector<double> each;
+      for (std::size_t i = 0; i < over.size(); ++i)
+        if (under[i] > 0) each.push_back(over[i] / under[i]);
+      const bench::summary p = bench::summarize(std::move(each));
+      r.paired = p.median;
+      r.paired_q1 = p.q1;
+      r.paired_q3 = p.q3;
+    }
     if (goal.size() > 3) {
       const double limit = std::strtod(goal.c_str() + 3, nullptr);
       r.met = goal.rfind("<=", 0) == 0 ? r.ratio <= limit : r.ratio >= limit;
@@ -95,11 +112,14 @@ class results {
 
   /// The ratios that carry a goal, then (all = true) every ratio.
   void print_ratios(bool all) const {
-    std::printf("| section | shape | nodes | ratio of medians | value | goal | met |\n| --- | --- | ---: | --- | ---: | --- | --- |\n");
+    std::printf("| section | shape | nodes | ratio of medians | value | goal | met | round by round: median [q1, q3] |\n"
+                "| --- | --- | ---: | --- | ---: | --- | --- | --- |\n");
     for (const ratio_row& r : ratios_) {
       if (!all && r.met < 0) continue;
-      std::printf("| %s | %s | %d | %s | %.3f | %s | %s |\n", r.section.c_str(), r.shape.c_str(), r.nodes,
-                  r.what.c_str(), r.ratio, r.goal.c_str(), r.met < 0 ? "" : r.met ? "yes" : "NO");
+      char paired[64] = "";
+      if (r.paired > 0) std::snprintf(paired, sizeof paired, "%.3f [%.3f, %.3f]", r.paired, r.paired_q1, r.paired_q3);
+      std::printf("| %s | %s | %d | %s | %.3f | %s | %s | %s |\n", r.section.c_str(), r.shape.c_str(), r.nodes,
+                  r.what.c_str(), r.ratio, r.goal.c_str(), r.met < 0 ? "" : r.met ? "yes" : "NO", paired);
     }
     std::printf("\n");
   }
@@ -131,7 +151,12 @@ class results {
       j += "    {\"section\": " + bench::json_string(r.section) + ", \"shape\": " + bench::json_string(r.shape) +
            ", \"nodes\": " + std::to_string(r.nodes) + ", \"what\": " + bench::json_string(r.what) +
            ", \"ratio_of_medians\": " + bench::json_number(r.ratio) + ", \"goal\": " + bench::json_string(r.goal) +
-           ", \"met\": " + (r.met < 0 ? "null" : r.met ? "true" : "false") + "}" +
+           ", \"met\": " + (r.met < 0 ? "null" : r.met ? "true" : "false") +
+           (r.paired > 0 ? ", \"paired\": {\"median\": " + bench::json_number(r.paired) +
+                               ", \"q1\": " + bench::json_number(r.paired_q1) +
+                               ", \"q3\": " + bench::json_number(r.paired_q3) + "}"
+                         : std::string()) +
+           "}" +
            (i + 1 < ratios_.size() ? ",\n" : "\n");
     }
     j += "  ],\n  \"notes\": [";

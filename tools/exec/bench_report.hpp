@@ -95,6 +95,10 @@ inline int positive_argument(const command_line& cl, std::size_t index, int fall
 struct summary {
   double median = 0, q1 = 0, q3 = 0, min = 0, max = 0;
   std::size_t samples = 0;
+  /// The samples in the order of their rounds, where the sides were timed
+  /// in the same rounds (interleaved()): sample i of two sides ran in round
+  /// i, on the host in the same state, so their ratio is a paired one.
+  std::vector<double> by_round;
 };
 
 /// Quantile with linear interpolation between order statistics.
@@ -117,6 +121,17 @@ inline summary summarize(std::vector<double> v) {
   s.min = v.front();
   s.max = v.back();
   return s;
+}
+
+/// summarize() of each side's samples, taken in the same rounds, keeping
+/// them in round order (summary::by_round).
+inline std::vector<summary> summarize_rounds(std::vector<std::vector<double>> samples) {
+  std::vector<summary> out;
+  for (auto& v : samples) {
+    out.push_back(summarize(v));
+    out.back().by_round = std::move(v);
+  }
+  return out;
 }
 
 /// One side of a comparison. `run` is timed; `before`, if given, runs
@@ -164,9 +179,7 @@ inline std::vector<summary> interleaved(int rounds, int warmup, const std::vecto
       samples[k].push_back(std::chrono::duration<double, std::micro>(stop - start).count());
     }
   }
-  std::vector<summary> out;
-  for (auto& v : samples) out.push_back(summarize(std::move(v)));
-  return out;
+  return summarize_rounds(std::move(samples));
 }
 
 // ------------------------------------------------------------ verification --
