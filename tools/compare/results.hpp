@@ -27,12 +27,11 @@ struct ratio_row {
   double ratio = 0;
   std::string goal;  ///< "" or "<= 1.25", ">= 4", ...
   int met = -1;      ///< -1 no goal, 0 missed, 1 met
-  /// Median [q1, q3] of the per-round ratios where both sides were timed in
-  /// the same rounds (0 where not): a host that changes speed between
-  /// rounds moves both sides of a round together, where it can make the
-  /// ratio of medians compare a fast round of one side with a slow one of
-  /// the other.
-  double paired = 0, paired_q1 = 0, paired_q3 = 0;
+  /// The per-round ratios where both sides were timed in the same rounds (no
+  /// samples where not): a host that changes speed between rounds moves
+  /// both sides of a round together, where it can make the ratio of medians
+  /// compare a fast round of one side with a slow one of the other.
+  bench::summary paired;
 };
 
 class results {
@@ -61,10 +60,7 @@ class results {
       std::vector<double> each;
       for (std::size_t i = 0; i < over.size(); ++i)
         if (under[i] > 0) each.push_back(over[i] / under[i]);
-      const bench::summary p = bench::summarize(std::move(each));
-      r.paired = p.median;
-      r.paired_q1 = p.q1;
-      r.paired_q3 = p.q3;
+      r.paired = bench::summarize(std::move(each));
     }
     if (goal.size() > 3) {
       const double limit = std::strtod(goal.c_str() + 3, nullptr);
@@ -117,7 +113,8 @@ class results {
     for (const ratio_row& r : ratios_) {
       if (!all && r.met < 0) continue;
       char paired[64] = "";
-      if (r.paired > 0) std::snprintf(paired, sizeof paired, "%.3f [%.3f, %.3f]", r.paired, r.paired_q1, r.paired_q3);
+      if (r.paired.samples > 0)
+        std::snprintf(paired, sizeof paired, "%.3f [%.3f, %.3f]", r.paired.median, r.paired.q1, r.paired.q3);
       std::printf("| %s | %s | %d | %s | %.3f | %s | %s | %s |\n", r.section.c_str(), r.shape.c_str(), r.nodes,
                   r.what.c_str(), r.ratio, r.goal.c_str(), r.met < 0 ? "" : r.met ? "yes" : "NO", paired);
     }
@@ -152,10 +149,10 @@ class results {
            ", \"nodes\": " + std::to_string(r.nodes) + ", \"what\": " + bench::json_string(r.what) +
            ", \"ratio_of_medians\": " + bench::json_number(r.ratio) + ", \"goal\": " + bench::json_string(r.goal) +
            ", \"met\": " + (r.met < 0 ? "null" : r.met ? "true" : "false") +
-           (r.paired > 0 ? ", \"paired\": {\"median\": " + bench::json_number(r.paired) +
-                               ", \"q1\": " + bench::json_number(r.paired_q1) +
-                               ", \"q3\": " + bench::json_number(r.paired_q3) + "}"
-                         : std::string()) +
+           (r.paired.samples > 0 ? ", \"paired\": {\"median\": " + bench::json_number(r.paired.median) +
+                                       ", \"q1\": " + bench::json_number(r.paired.q1) +
+                                       ", \"q3\": " + bench::json_number(r.paired.q3) + "}"
+                                 : std::string()) +
            "}" +
            (i + 1 < ratios_.size() ? ",\n" : "\n");
     }
