@@ -1,31 +1,84 @@
 #!/usr/bin/env bash
-# Installs what cudag needs on Debian/Ubuntu (as root), if missing:
-# meson, ninja, Boost headers (Hana, Graph), GoogleTest, Graphviz.
-# The CUDA toolkit (nvcc, cudart, NVRTC, cuBLAS) is expected under
-# /usr/local/cuda or on PATH.
+# Installs what cudag needs on Debian/Ubuntu (as root), if missing.
+#   required: meson, ninja, pkg-config, python3, Boost's headers (Hana,
+#             Graph), GoogleTest
+#   optional: Graphviz, which only draws the graphs' pictures
+# The CUDA toolkit, 13.0 or newer (nvcc, cudart, NVRTC, cuBLAS), is expected
+# under /usr/local/cuda or on PATH.
+#
+# Where the package manager cannot install them (no package network, not
+# root, no apt-get), missing optional packages are named with what is lost
+# and the script goes on (exit 0); missing required packages stop it
+# (exit 1), named. Tested with apt-get failing by
+# tests/consumer/run_offline_deps.sh.
 set -euo pipefail
 
-need=()
-command -v meson >/dev/null || need+=(meson)
-command -v ninja >/dev/null || need+=(ninja-build)
-command -v pkg-config >/dev/null || need+=(pkg-config)
-command -v dot >/dev/null || need+=(graphviz)
-command -v python3 >/dev/null || need+=(python3)
-[ -f /usr/include/boost/hana.hpp ] && [ -f /usr/include/boost/graph/adjacency_list.hpp ] || need+=(libboost-dev)
-pkg-config --exists gtest 2>/dev/null || [ -f /usr/lib/x86_64-linux-gnu/libgtest.a ] || need+=(libgtest-dev)
+# What is lost without each optional package.
+declare -A lost=(
+  [graphviz]="no SVG or PNG pictures of the graphs (the DOT files are still written; draw them elsewhere with dot -Tsvg)"
+)
 
-if [ ${#need[@]} -gt 0 ]; then
-  echo "installing: ${need[*]}"
+# Fills the arrays required and optional with the packages missing now.
+find_missing() {
+  required=()
+  optional=()
+  command -v meson >/dev/null || required+=(meson)
+  command -v ninja >/dev/null || required+=(ninja-build)
+  command -v pkg-config >/dev/null || required+=(pkg-config)
+  command -v python3 >/dev/null || required+=(python3)
+  [ -f /usr/include/boost/hana.hpp ] && [ -f /usr/include/boost/graph/adjacency_list.hpp ] ||
+    required+=(libboost-dev)
+  { command -v pkg-config >/dev/null && pkg-config --exists gtest 2>/dev/null; } ||
+    [ -f /usr/lib/x86_64-linux-gnu/libgtest.a ] || required+=(libgtest-dev)
+  command -v dot >/dev/null || optional+=(graphviz)
+  return 0
+}
+
+# apt-get install PACKAGES...; on failure sets apt_failure to why.
+apt_failure=""
+apt_install() {
+  local out
+  if ! out=$(apt-get install -y -qq --no-install-recommends \
+      -o Acquire::Retries=0 -o Acquire::http::Timeout=20 "$@" 2>&1); then
+    apt_failure="apt-get install failed: ${out##*$'\n'}"
+    return 1
+  fi
+}
+
+find_missing
+if [ $((${#required[@]} + ${#optional[@]})) -gt 0 ]; then
+  wanted=("${required[@]}" "${optional[@]}")
+  echo "missing: ${wanted[*]}"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  if ! command -v apt-get >/dev/null; then
+    apt_failure="there is no apt-get on this machine"
+  else
+    echo "installing them with apt-get"
+    # Offline, update fails; install may still succeed from the local
+    # cache, so its failure decides.
+    apt-get update -qq -o Acquire::Retries=0 -o Acquire::http::Timeout=20 >/dev/null 2>&1 || true
+    # Required and optional apart: an optional package the archive lacks
+    # must not keep the required ones out.
+    [ ${#required[@]} -eq 0 ] || apt_install "${required[@]}" || true
+    [ ${#optional[@]} -eq 0 ] || apt_install "${optional[@]}" || true
+  fi
+  find_missing
+  if [ ${#required[@]} -gt 0 ]; then
+    echo "error: cudag needs these packages, which are missing and could not be installed: ${required[*]}" >&2
+    echo "  (${apt_failure:-apt-get did not install them}). Install them and run this again." >&2
+    exit 1
+  fi
+  for package in "${optional[@]}"; do
+    echo "warning: optional package $package is missing and could not be installed" \
+      "(${apt_failure:-apt-get did not install it}); going on without it: ${lost[$package]}"
+  done
 fi
 
 if ! command -v nvcc >/dev/null; then
   if [ -x /usr/local/cuda/bin/nvcc ]; then
     echo "note: add /usr/local/cuda/bin to PATH (the scripts do it themselves)"
   else
-    echo "error: the CUDA toolkit (nvcc) was not found; install CUDA 12.4 or newer" >&2
+    echo "error: the CUDA toolkit (nvcc) was not found; install CUDA 13.0 or newer" >&2
     exit 1
   fi
 fi

@@ -2,6 +2,9 @@
 # Quick start (1): install what is missing, build, and run the flagship
 # pipeline (a Jacobi solver as one CUDA graph, verified against the CPU).
 # Without a GPU it checks and draws the graph and says that nothing ran.
+# Without a package network it goes on where only optional packages
+# (Graphviz: the SVG picture) are missing, saying so, and stops where a
+# required one is, naming it (scripts/install-deps.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh

@@ -3,8 +3,9 @@
 # the CMake consumer's two sources (tests/consumer/cmake: a builder graph in
 # a .cpp, a DSL graph in a .cu) with flags from pkg-config alone, the way
 # docs/guide/building.md says: nvcc compiles the .cu file and g++ the .cpp
-# file with `--cflags`, nvcc links with `--libs`.
-# Then runs the program. Exits 77 (skipped) where pkg-config is missing.
+# file with `--cflags`, nvcc links with `--libs`, the CUDA toolkit found
+# through cudag.pc's variable cuda_prefix, redefined. Then runs the program.
+# Exits 77 (skipped) where pkg-config is missing.
 # usage: run_pkgconfig_consumer.sh SOURCE_ROOT BUILD_ROOT NVCC GPU_ARCHITECTURE
 set -euo pipefail
 # A sanitizer build's library needs the sanitizer runtime at link time, which
@@ -38,7 +39,23 @@ echo "installed: ${pc#"$work/stage"}"
 
 # The staged tree is not where cudag.pc says it is: move its prefix there.
 export PKG_CONFIG_PATH=$(dirname "$pc")
-pkg() { pkg-config --define-variable=prefix="$staged" "$@" cudag; }
+# cudag.pc names the CUDA toolkit in one place, the variable cuda_prefix
+# (the toolkit it was configured with), and nowhere else: built here through
+# a link to the toolkit at another path, given as cuda_prefix.
+cuda_prefix=$(pkg-config --variable=cuda_prefix cudag)
+[ -n "$cuda_prefix" ] && [ -d "$cuda_prefix/include" ] ||
+  { cat "$pc"; echo "cudag.pc has no cuda_prefix naming a toolkit"; exit 1; }
+if grep -v '^cuda_prefix=' "$pc" | grep -qF "$cuda_prefix"; then
+  cat "$pc"; echo "cudag.pc names the toolkit's path $cuda_prefix outside cuda_prefix"; exit 1
+fi
+ln -s "$cuda_prefix" "$work/toolkit"
+pkg() {
+  pkg-config --define-variable=prefix="$staged" --define-variable=cuda_prefix="$work/toolkit" "$@" cudag
+}
+case " $(pkg --cflags) $(pkg --libs) " in
+  *" -I$work/toolkit/include "*" -L$work/toolkit/lib64 "*) ;;
+  *) echo "cudag.pc's flags do not follow cuda_prefix: $(pkg --cflags) $(pkg --libs)"; exit 1 ;;
+esac
 consumer="$source_root/tests/consumer/cmake"
 set -x
 "$nvcc" -std=c++20 --expt-relaxed-constexpr -arch="sm_$arch" -c "$consumer/device_graph.cu" \
