@@ -277,8 +277,11 @@ exec exec::instance(std::span<const binding> bindings) {
   // captured node is recorded again and given to the new exec.
   o.core = live().core.sharing_template();
   const native::same_device_batch batch(o.core.kernel_functions());
+  // Child, conditional and empty nodes hold no values of their own (their
+  // nested nodes are pushed one by one).
   for (node_state& n : o.nodes)
-    if (n.kind != node_kind::captured)
+    if (n.kind != node_kind::captured && n.kind != node_kind::child &&
+        n.kind != node_kind::conditional && n.kind != node_kind::empty)
       detail::push_node_params(n, nullptr, o.capture_stream, *o.core.retired(),
                                o.core.host_failures());
   o.core.instantiate_template(o.options,
