@@ -55,9 +55,10 @@ void push_node_params(node_state& n, cudaGraphExec_t on_exec, unique_stream& cap
       return;
     }
     default:
-      throw error("node '" + path + "' (" + std::string(kind_name(n.kind)) +
-                      ") has no parameter that can be rebound",
-                  cudaErrorNotSupported, {}, path);
+      // Child, conditional, empty and memory nodes hold no values of their
+      // own (the nodes nested in them are sent one by one): nothing to send
+      // when a whole template goes onto an exec.
+      return;
   }
 }
 
@@ -277,11 +278,8 @@ exec exec::instance(std::span<const binding> bindings) {
   // captured node is recorded again and given to the new exec.
   o.core = live().core.sharing_template();
   const native::same_device_batch batch(o.core.kernel_functions());
-  // Child, conditional and empty nodes hold no values of their own (their
-  // nested nodes are pushed one by one).
   for (node_state& n : o.nodes)
-    if (n.kind != node_kind::captured && n.kind != node_kind::child &&
-        n.kind != node_kind::conditional && n.kind != node_kind::empty)
+    if (n.kind != node_kind::captured)
       detail::push_node_params(n, nullptr, o.capture_stream, *o.core.retired(),
                                o.core.host_failures());
   o.core.instantiate_template(o.options,

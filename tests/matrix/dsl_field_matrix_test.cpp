@@ -14,6 +14,7 @@
 #include "cudag/exec.hpp"
 #include "cudag/native_recorder.hpp"
 #include "field_rows.hpp"
+#include "recorded_state.hpp"
 
 namespace matrix {
 namespace {
@@ -72,30 +73,9 @@ constexpr auto in_child_in_if(const N& n) {
                edge<"first", "holder">);
 }
 
-void name_everything(cudag::native::recorder& rec) {
-  rec.name_kernel(&scale, "scale");
-  rec.name_kernel(&scale_other, "scale_other");
-  rec.name_kernel(&set_flag, "set_flag");
-  rec.name_pointer(dev_x, "x");
-  rec.name_pointer(dev_y, "y");
-  rec.name_pointer(dev_z, "z");
-  rec.name_pointer(dev_w, "w");
-  rec.name_pointer(event_a, "event_a");
-  rec.name_pointer(event_b, "event_b");
-}
-
 template <class B>
 cudag::binding as_binding(const B& b) {
   return cudag::bind(std::string(B::name.view()), b.value);
-}
-
-template <class E>
-std::string state_of(cudag::native::recorder& rec, E& e) {
-  host_log().clear();
-  e.launch(nullptr);
-  std::string out = rec.exec_state(e.native_exec());
-  for (const std::string& call : host_log()) out += "host call " + call + "\n";
-  return out;
 }
 
 std::string spec_state(const cudag::graph_spec& spec, const std::vector<cudag::binding>& b) {
@@ -103,19 +83,6 @@ std::string spec_state(const cudag::graph_spec& spec, const std::vector<cudag::b
   name_everything(rec);
   auto e = cudag::instantiate(spec, b);
   return state_of(rec, e);
-}
-
-std::string way_of(const std::vector<std::string>& calls) {
-  std::size_t setters = 0, updates = 0;
-  for (const std::string& call : calls) {
-    if (call.starts_with("exec_update"))
-      ++updates;
-    else if (call.starts_with("exec_"))
-      ++setters;
-  }
-  if (updates == 1 && setters == 0) return "U";
-  if (updates == 0 && setters == 1) return "S";
-  return std::to_string(setters) + " setters, " + std::to_string(updates) + " updates";
 }
 
 /// One cell: graph `g` bound with `binds`, rebound with `after`.
@@ -134,11 +101,9 @@ void check_cell(const char* field, placement pl, const G& g, const After& after,
   EXPECT_EQ(state_of(rec, e), want_first) << "the DSL lowers otherwise than its spec";
   rec.clear();
   e.rebind(after);
-  std::vector<std::string> calls = rec.calls();
-  std::erase_if(calls, [](const std::string& s) { return s.starts_with("launch"); });
-  EXPECT_EQ(way_of(calls), pl == placement::top ? "S" : "U") << rec.transcript();
+  EXPECT_EQ(way_of(rec.calls()), pl == placement::top ? "S" : "U") << rec.transcript();
   EXPECT_EQ(state_of(rec, e), want_after) << "the rebind did not reach the node";
-  EXPECT_TRUE(rec.misuse().empty()) << rec.misuse().front();
+  EXPECT_TRUE(rec.misuse().empty()) << lines(rec.misuse());
 }
 
 /// Every placement a node kind can take (bodies: kernel, memcpy, memset).

@@ -19,9 +19,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <functional>
-#include <span>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -53,9 +53,9 @@ inline std::vector<cudag::param_decl> declared_params() {
           {"ev2", cudag::type_of<cudaEvent_t>()}, {"n", cudag::type_of<int>()}};
 }
 inline std::vector<cudag::binding> first_bindings() {
-  return {cudag::bind("x", dev_x),     cudag::bind("y", dev_y),       cudag::bind("z", dev_z),
-          cudag::bind("a", 2.0f),      cudag::bind("k", 100),         cudag::bind("g", 2u),
-          cudag::bind("f", 7u),        cudag::bind("ev", event_a),    cudag::bind("ev2", event_b),
+  return {cudag::bind("x", dev_x), cudag::bind("y", dev_y),    cudag::bind("z", dev_z),
+          cudag::bind("a", 2.0f),  cudag::bind("k", 100),      cudag::bind("g", 2u),
+          cudag::bind("f", 7u),    cudag::bind("ev", event_a), cudag::bind("ev2", event_b),
           cudag::bind("n", 1000)};
 }
 /// `bindings` with `b` in place of the binding of the same name.
@@ -72,13 +72,12 @@ inline std::vector<std::string>& host_log() {
   return log;
 }
 inline std::shared_ptr<const cudag::host_function> host_callable(std::string name) {
-  return std::make_shared<const cudag::host_function>(
-      [name](std::span<const void* const> args) {
-        const void* p = args.empty() ? nullptr : *static_cast<void* const*>(args[0]);
-        char text[32];
-        std::snprintf(text, sizeof text, "%p", p);
-        host_log().push_back(name + "(" + text + ")");
-      });
+  return std::make_shared<const cudag::host_function>([name](std::span<const void* const> args) {
+    const void* p = args.empty() ? nullptr : *static_cast<void* const*>(args[0]);
+    char text[32];
+    std::snprintf(text, sizeof text, "%p", p);
+    host_log().push_back(name + "(" + text + ")");
+  });
 }
 
 inline cudag::value reads(const std::string& name, cudag::type_tag type) {
@@ -192,54 +191,75 @@ inline const std::vector<field_row>& rows() {
     auto kernel_row = [&](std::string field, std::function<void(kernel_node&)> edit,
                           std::function<void(kernel_node&)> to_param = {},
                           std::optional<binding> after = std::nullopt, bool launch = false) {
-      field_row row{"kernel", std::move(field), kind_of_row::kernel,
+      field_row row{"kernel",
+                    std::move(field),
+                    kind_of_row::kernel,
                     [] { return named(base_kernel()); },
                     [edit](graph_spec&, node& t) { edit(std::get<kernel_node>(t.params)); },
-                    {}, std::move(after), launch};
+                    {},
+                    std::move(after),
+                    launch};
       if (to_param) row.param_form = [to_param] { return named(kernel_with(to_param)); };
       r.push_back(std::move(row));
     };
     auto follow = [](launch_dim dim, std::uint64_t mult = 1) {
-      return [dim, mult](kernel_node& k) { k.shape_rules.push_back(shape_rule{dim, "g", mult, 1}); };
+      return [dim, mult](kernel_node& k) {
+        k.shape_rules.push_back(shape_rule{dim, "g", mult, 1});
+      };
     };
     kernel_row("function", [](kernel_node& k) {
       k.function = reinterpret_cast<const void*>(&scale_other);
       k.function_name = "scale_other";
     });
-    kernel_row("grid.x", [](kernel_node& k) { k.grid.x = 3; }, follow(launch_dim::grid_x),
-               bind("g", 3u), true);
-    kernel_row("grid.y", [](kernel_node& k) { k.grid.y = 3; }, follow(launch_dim::grid_y),
-               bind("g", 3u), true);
-    kernel_row("grid.z", [](kernel_node& k) { k.grid.z = 3; }, follow(launch_dim::grid_z),
-               bind("g", 3u), true);
-    kernel_row("block.x", [](kernel_node& k) { k.block.x = 64; }, follow(launch_dim::block_x, 16),
-               bind("g", 4u), true);
-    kernel_row("block.y", [](kernel_node& k) { k.block.y = 2; }, follow(launch_dim::block_y),
-               bind("g", 3u), true);
-    kernel_row("block.z", [](kernel_node& k) { k.block.z = 2; }, follow(launch_dim::block_z),
-               bind("g", 3u), true);
-    kernel_row("shared bytes", [](kernel_node& k) { k.shared_bytes = 128; },
-               follow(launch_dim::shared_bytes, 64), bind("g", 3u), true);
-    kernel_row("grid from a count", [](kernel_node& k) { k.grid_from = grid_rule{"n", 256}; },
-               [](kernel_node& k) { k.grid_from = grid_rule{"n", 256}; }, bind("n", 3000), true);
-    kernel_row("argument 0 (pointer)",
-               [](kernel_node& k) { k.args[0] = reads("y", type_of<float*>()); }, {},
-               bind("x", dev_w));
+    kernel_row(
+        "grid.x", [](kernel_node& k) { k.grid.x = 3; }, follow(launch_dim::grid_x), bind("g", 3u),
+        true);
+    kernel_row(
+        "grid.y", [](kernel_node& k) { k.grid.y = 3; }, follow(launch_dim::grid_y), bind("g", 3u),
+        true);
+    kernel_row(
+        "grid.z", [](kernel_node& k) { k.grid.z = 3; }, follow(launch_dim::grid_z), bind("g", 3u),
+        true);
+    kernel_row(
+        "block.x", [](kernel_node& k) { k.block.x = 64; }, follow(launch_dim::block_x, 16),
+        bind("g", 4u), true);
+    kernel_row(
+        "block.y", [](kernel_node& k) { k.block.y = 2; }, follow(launch_dim::block_y),
+        bind("g", 3u), true);
+    kernel_row(
+        "block.z", [](kernel_node& k) { k.block.z = 2; }, follow(launch_dim::block_z),
+        bind("g", 3u), true);
+    kernel_row(
+        "shared bytes", [](kernel_node& k) { k.shared_bytes = 128; },
+        follow(launch_dim::shared_bytes, 64), bind("g", 3u), true);
+    kernel_row(
+        "grid from a count",
+        [](kernel_node& k) {
+          k.grid_from = grid_rule{"n", 256};
+        },
+        [](kernel_node& k) {
+          k.grid_from = grid_rule{"n", 256};
+        },
+        bind("n", 3000), true);
+    kernel_row(
+        "argument 0 (pointer)", [](kernel_node& k) { k.args[0] = reads("y", type_of<float*>()); },
+        {}, bind("x", dev_w));
     r.back().param_form = [] { return named(base_kernel()); };
-    kernel_row("argument 1 (float)", [](kernel_node& k) { k.args[1] = make_literal(3.0f); },
-               [](kernel_node& k) { k.args[1] = reads("a", type_of<float>()); }, bind("a", 3.0f));
-    kernel_row("argument 2 (int)", [](kernel_node& k) { k.args[2] = make_literal(200); },
-               [](kernel_node& k) { k.args[2] = reads("k", type_of<int>()); }, bind("k", 200));
+    kernel_row(
+        "argument 1 (float)", [](kernel_node& k) { k.args[1] = make_literal(3.0f); },
+        [](kernel_node& k) { k.args[1] = reads("a", type_of<float>()); }, bind("a", 3.0f));
+    kernel_row(
+        "argument 2 (int)", [](kernel_node& k) { k.args[2] = make_literal(200); },
+        [](kernel_node& k) { k.args[2] = reads("k", type_of<int>()); }, bind("k", 200));
     kernel_row("priority", [](kernel_node& k) { k.priority = 1; });
 
-    auto simple_row = [&](std::string kind, kind_of_row rk, std::string field,
-                          std::function<node()> base,
-                          std::function<void(graph_spec&, node&)> change,
-                          std::function<node()> param_form = {},
-                          std::optional<binding> after = std::nullopt) {
-      r.push_back(field_row{std::move(kind), std::move(field), rk, std::move(base), std::move(change),
-                            std::move(param_form), std::move(after), false});
-    };
+    auto simple_row =
+        [&](std::string kind, kind_of_row rk, std::string field, std::function<node()> base,
+            std::function<void(graph_spec&, node&)> change, std::function<node()> param_form = {},
+            std::optional<binding> after = std::nullopt) {
+          r.push_back(field_row{std::move(kind), std::move(field), rk, std::move(base),
+                                std::move(change), std::move(param_form), std::move(after), false});
+        };
     auto memcpy_base = [] { return named(base_memcpy()); };
     auto on_memcpy = [](auto edit) {
       return [edit](graph_spec&, node& t) { edit(std::get<memcpy_node>(t.params)); };
@@ -263,13 +283,15 @@ inline const std::vector<field_row>& rows() {
     simple_row("memset", kind_of_row::memset, "destination", memset_base,
                on_memset([](memset_node& m) { m.dst = reads("z", type_of<void*>()); }), memset_base,
                bind("y", dev_w));
-    simple_row("memset", kind_of_row::memset, "value", memset_base,
-               on_memset([](memset_node& m) { m.fill = make_literal(9u); }), [] {
-                 memset_node m = base_memset();
-                 m.fill = reads("f", type_of<unsigned>());
-                 return named(m);
-               },
-               bind("f", 9u));
+    simple_row(
+        "memset", kind_of_row::memset, "value", memset_base,
+        on_memset([](memset_node& m) { m.fill = make_literal(9u); }),
+        [] {
+          memset_node m = base_memset();
+          m.fill = reads("f", type_of<unsigned>());
+          return named(m);
+        },
+        bind("f", 9u));
     simple_row("memset", kind_of_row::memset, "element size", memset_base,
                on_memset([](memset_node& m) { m.element_size = 2; }));
     simple_row("memset", kind_of_row::memset, "width", memset_base,
@@ -283,11 +305,12 @@ inline const std::vector<field_row>& rows() {
     simple_row("host", kind_of_row::host, "callable", host_base, [](graph_spec&, node& t) {
       std::get<host_node>(t.params).function = host_callable("second");
     });
-    simple_row("host", kind_of_row::host, "argument 0", host_base,
-               [](graph_spec&, node& t) {
-                 std::get<host_node>(t.params).args[0] = reads("y", type_of<float*>());
-               },
-               host_base, bind("x", dev_w));
+    simple_row(
+        "host", kind_of_row::host, "argument 0", host_base,
+        [](graph_spec&, node& t) {
+          std::get<host_node>(t.params).args[0] = reads("y", type_of<float*>());
+        },
+        host_base, bind("x", dev_w));
 
     auto captured_base = [] {
       return named(captured_node{capture_callable(1), {reads("x", type_of<float*>())}, "fill"});
@@ -296,30 +319,36 @@ inline const std::vector<field_row>& rows() {
                [](graph_spec&, node& t) {
                  std::get<captured_node>(t.params).record = capture_callable(2);
                });
-    simple_row("captured", kind_of_row::captured, "argument 0", captured_base,
-               [](graph_spec&, node& t) {
-                 std::get<captured_node>(t.params).args[0] = reads("y", type_of<float*>());
-               },
-               captured_base, bind("x", dev_w));
+    simple_row(
+        "captured", kind_of_row::captured, "argument 0", captured_base,
+        [](graph_spec&, node& t) {
+          std::get<captured_node>(t.params).args[0] = reads("y", type_of<float*>());
+        },
+        captured_base, bind("x", dev_w));
 
-    simple_row("event_record", kind_of_row::event_record, "event",
-               [] { return named(event_record_node{reads("ev", type_of<cudaEvent_t>())}); },
-               [](graph_spec&, node& t) {
-                 std::get<event_record_node>(t.params).event = reads("ev2", type_of<cudaEvent_t>());
-               },
-               [] { return named(event_record_node{reads("ev", type_of<cudaEvent_t>())}); },
-               bind("ev", event_b));
-    simple_row("event_wait", kind_of_row::event_wait, "event",
-               [] { return named(event_wait_node{reads("ev", type_of<cudaEvent_t>())}); },
-               [](graph_spec&, node& t) {
-                 std::get<event_wait_node>(t.params).event = reads("ev2", type_of<cudaEvent_t>());
-               },
-               [] { return named(event_wait_node{reads("ev", type_of<cudaEvent_t>())}); },
-               bind("ev", event_b));
+    simple_row(
+        "event_record", kind_of_row::event_record, "event",
+        [] { return named(event_record_node{reads("ev", type_of<cudaEvent_t>())}); },
+        [](graph_spec&, node& t) {
+          std::get<event_record_node>(t.params).event = reads("ev2", type_of<cudaEvent_t>());
+        },
+        [] { return named(event_record_node{reads("ev", type_of<cudaEvent_t>())}); },
+        bind("ev", event_b));
+    simple_row(
+        "event_wait", kind_of_row::event_wait, "event",
+        [] { return named(event_wait_node{reads("ev", type_of<cudaEvent_t>())}); },
+        [](graph_spec&, node& t) {
+          std::get<event_wait_node>(t.params).event = reads("ev2", type_of<cudaEvent_t>());
+        },
+        [] { return named(event_wait_node{reads("ev", type_of<cudaEvent_t>())}); },
+        bind("ev", event_b));
 
-    simple_row("mem_alloc", kind_of_row::mem_alloc, "size",
-               [] { return named(mem_alloc_node{"target", 256, -1}); },
-               [](graph_spec&, node& t) { std::get<mem_alloc_node>(t.params).bytes = 512; });
+    simple_row(
+        "mem_alloc", kind_of_row::mem_alloc, "size",
+        [] {
+          return named(mem_alloc_node{"target", 256, -1});
+        },
+        [](graph_spec&, node& t) { std::get<mem_alloc_node>(t.params).bytes = 512; });
 
     auto if_node = [] {
       conditional_node c;
@@ -340,49 +369,76 @@ inline const std::vector<field_row>& rows() {
       body.nodes.push_back(body_with_kernel("more", 5.0f).nodes[0]);
       body.nodes.back().name = "more";
     });
-    simple_row("child", kind_of_row::child, "body",
-               [] { return named(child_node{std::make_shared<graph_spec>(body_with_kernel("inner", 4.0f))}); },
-               [](graph_spec&, node& t) {
-                 auto inner = body_with_kernel("inner", 4.0f);
-                 inner.nodes.push_back(body_with_kernel("more", 5.0f).nodes[0]);
-                 inner.nodes.back().name = "more";
-                 std::get<child_node>(t.params).graph = std::make_shared<graph_spec>(std::move(inner));
-               });
+    simple_row(
+        "child", kind_of_row::child, "body",
+        [] {
+          return named(child_node{std::make_shared<graph_spec>(body_with_kernel("inner", 4.0f))});
+        },
+        [](graph_spec&, node& t) {
+          auto inner = body_with_kernel("inner", 4.0f);
+          inner.nodes.push_back(body_with_kernel("more", 5.0f).nodes[0]);
+          inner.nodes.back().name = "more";
+          std::get<child_node>(t.params).graph = std::make_shared<graph_spec>(std::move(inner));
+        });
     return r;
   }();
   return all;
 }
 
 /// Where the target node lives.
-enum class placement { top, child, if_body, if_else_then, if_else_else, while_body, switch_case, child_in_if };
-inline constexpr placement all_placements[] = {placement::top,          placement::child,
-                                               placement::if_body,      placement::if_else_then,
-                                               placement::if_else_else, placement::while_body,
-                                               placement::switch_case,  placement::child_in_if};
+enum class placement {
+  top,
+  child,
+  if_body,
+  if_else_then,
+  if_else_else,
+  while_body,
+  switch_case,
+  child_in_if
+};
+inline constexpr placement all_placements[] = {
+    placement::top,          placement::child,      placement::if_body,     placement::if_else_then,
+    placement::if_else_else, placement::while_body, placement::switch_case, placement::child_in_if};
 inline const char* placement_name(placement p) {
   switch (p) {
-    case placement::top: return "top level";
-    case placement::child: return "child";
-    case placement::if_body: return "IF";
-    case placement::if_else_then: return "IF/ELSE (then)";
-    case placement::if_else_else: return "IF/ELSE (else)";
-    case placement::while_body: return "WHILE";
-    case placement::switch_case: return "SWITCH";
-    case placement::child_in_if: return "child in IF";
+    case placement::top:
+      return "top level";
+    case placement::child:
+      return "child";
+    case placement::if_body:
+      return "IF";
+    case placement::if_else_then:
+      return "IF/ELSE (then)";
+    case placement::if_else_else:
+      return "IF/ELSE (else)";
+    case placement::while_body:
+      return "WHILE";
+    case placement::switch_case:
+      return "SWITCH";
+    case placement::child_in_if:
+      return "child in IF";
   }
   return "?";
 }
 /// The path of the target node in a graph placed at `p`.
 inline std::string target_path(placement p) {
   switch (p) {
-    case placement::top: return "target";
-    case placement::child: return "holder/target";
-    case placement::if_body: return "holder/target";
-    case placement::if_else_then: return "holder[0]/target";
-    case placement::if_else_else: return "holder[1]/target";
-    case placement::while_body: return "holder/target";
-    case placement::switch_case: return "holder[1]/target";
-    case placement::child_in_if: return "holder/inner/target";
+    case placement::top:
+      return "target";
+    case placement::child:
+      return "holder/target";
+    case placement::if_body:
+      return "holder/target";
+    case placement::if_else_then:
+      return "holder[0]/target";
+    case placement::if_else_else:
+      return "holder[1]/target";
+    case placement::while_body:
+      return "holder/target";
+    case placement::switch_case:
+      return "holder[1]/target";
+    case placement::child_in_if:
+      return "holder/inner/target";
   }
   return "?";
 }
@@ -395,15 +451,18 @@ inline bool allowed(const field_row& row, placement p) {
     case kind_of_row::host:
     case kind_of_row::event_record:
     case kind_of_row::event_wait:
-    case kind_of_row::mem_alloc: return false;
-    default: return true;
+    case kind_of_row::mem_alloc:
+      return false;
+    default:
+      return true;
   }
 }
 
 /// The matrix graph: a first kernel, then a holder at `p` with the target
 /// inside (or the target itself at top level), after the first kernel.
-inline cudag::graph_spec placed(placement p, cudag::node target,
-                                const std::function<void(cudag::graph_spec&, cudag::node&)>& edit = {}) {
+inline cudag::graph_spec placed(
+    placement p, cudag::node target,
+    const std::function<void(cudag::graph_spec&, cudag::node&)>& edit = {}) {
   using namespace cudag;
   graph_spec root;
   root.name = "matrix";
@@ -411,7 +470,8 @@ inline cudag::graph_spec placed(placement p, cudag::node target,
   root.conditions = {{"c", 1, true}, {"c2", 1, true}, {"c3", 1, true}};
   node first;
   first.name = "first";
-  first.params = kernel_with([](cudag::kernel_node& k) { k.args[0] = reads("z", cudag::type_of<float*>()); });
+  first.params =
+      kernel_with([](cudag::kernel_node& k) { k.args[0] = reads("z", cudag::type_of<float*>()); });
   root.nodes.push_back(std::move(first));
   auto body_of = [](std::string name, node n) {
     graph_spec g;
@@ -423,9 +483,12 @@ inline cudag::graph_spec placed(placement p, cudag::node target,
   node holder;
   holder.name = "holder";
   switch (p) {
-    case placement::top: holder = std::move(target); break;
+    case placement::top:
+      holder = std::move(target);
+      break;
     case placement::child:
-      holder.params = child_node{std::make_shared<graph_spec>(body_of("holder", std::move(target)))};
+      holder.params =
+          child_node{std::make_shared<graph_spec>(body_of("holder", std::move(target)))};
       break;
     case placement::if_body:
     case placement::if_else_then:
@@ -434,10 +497,10 @@ inline cudag::graph_spec placed(placement p, cudag::node target,
     case placement::switch_case: {
       conditional_node c;
       c.condition = "c";
-      c.kind = p == placement::if_body        ? conditional_kind::if_then
-               : p == placement::while_body   ? conditional_kind::while_loop
-               : p == placement::switch_case  ? conditional_kind::switch_case
-                                              : conditional_kind::if_else;
+      c.kind = p == placement::if_body       ? conditional_kind::if_then
+               : p == placement::while_body  ? conditional_kind::while_loop
+               : p == placement::switch_case ? conditional_kind::switch_case
+                                             : conditional_kind::if_else;
       graph_spec mine = body_of("body", std::move(target));
       if (p == placement::while_body) {  // the loop's body decides whether it runs again
         node flag;
@@ -451,7 +514,8 @@ inline cudag::graph_spec placed(placement p, cudag::node target,
         flag.deps.push_back("target");
         mine.nodes.push_back(std::move(flag));
       }
-      if (p == placement::if_else_else || p == placement::switch_case) c.bodies.push_back(other_body());
+      if (p == placement::if_else_else || p == placement::switch_case)
+        c.bodies.push_back(other_body());
       c.bodies.push_back(std::move(mine));
       if (p == placement::if_else_then) c.bodies.push_back(other_body());
       holder.params = std::move(c);
