@@ -6,6 +6,34 @@
 
 namespace cudag::native {
 
+namespace {
+/// The value of `key=` in a parameter text ("" when absent).
+std::string field(const std::string& text, const std::string& key) {
+  const std::size_t at = text.find(" " + key + "=");
+  const std::size_t from = at == std::string::npos ? (text.starts_with(key + "=") ? key.size() + 1 : std::string::npos)
+                                                   : at + key.size() + 2;
+  if (from == std::string::npos) return {};
+  return text.substr(from, text.find(' ', from) - from);
+}
+}  // namespace
+
+std::string recorded_graphs::unchangeable(const std::string& shape, const std::string& was,
+                                          const std::string& now) {
+  if (was == now) return {};
+  // CUDA changes no memory node and no conditional node of an exec.
+  if (shape.starts_with("add_mem_alloc_node") || shape.starts_with("add_mem_free_node") ||
+      (shape.starts_with("add_node") && now.starts_with("conditional")))
+    return "its kind of node cannot be updated";
+  // Memsets and copies: 1-D operands only, at instantiation and after
+  // (cudaGraphExecMemsetNodeSetParams); a copy keeps its kind (an H200
+  // refused default <-> device-to-device).
+  if (shape.starts_with("add_memset_node") && (field(was, "height") != "1" || field(now, "height") != "1"))
+    return "a 2-D memset cannot be changed in an executable graph";
+  if (shape.starts_with("add_memcpy_node") && field(was, "kind") != field(now, "kind"))
+    return "a copy's kind cannot be changed in an executable graph";
+  return {};
+}
+
 void recorded_graphs::node_added(handle node, handle graph, std::string function,
                                  const std::vector<handle>& deps, std::string text,
                                  std::string label) {
@@ -120,7 +148,9 @@ std::string recorded_graphs::exec_node_set(handle exec, handle node, std::string
     return "not a node of the exec's own graph (nodes of bodies and children are reached only "
            "through a whole-graph update or their child node)";
   entry& e = x->second.state[path->second];
-  e.params = normalized(std::move(text), x->second.labels);  // launch attributes stay
+  std::string now = normalized(std::move(text), x->second.labels);
+  if (std::string why = unchangeable(e.shape, e.params, now); !why.empty()) return why;
+  e.params = std::move(now);  // launch attributes stay
   return {};
 }
 
@@ -164,14 +194,9 @@ std::string recorded_graphs::exec_updated(handle exec, handle graph, handle& at)
       at = node_at(path);
       return "topology changed at node " + path;
     }
-    // CUDA updates neither a memory node nor a conditional node in place.
-    const bool fixed = e.shape.starts_with("add_mem_alloc_node") ||
-                       e.shape.starts_with("add_mem_free_node") ||
-                       (e.shape.starts_with("add_node") && e.params.starts_with("conditional"));
-    if (fixed && it->second.params != e.params) {
+    if (std::string why = unchangeable(e.shape, it->second.params, e.params); !why.empty()) {
       at = node_at(path);
-      return "parameters of node " + path + " (" + e.shape.substr(0, e.shape.find(' ')) +
-             ") cannot be updated";
+      return "node " + path + " (" + e.shape.substr(0, e.shape.find(' ')) + "): " + why;
     }
   }
   state = fresh;

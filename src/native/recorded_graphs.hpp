@@ -88,6 +88,10 @@ class recorded_graphs {
   [[nodiscard]] static std::string attributes_of(const node_info& n);
   static std::string normalized(std::string text, const std::map<std::string, std::string>& labels);
   static std::string text_of(const rendering& r);
+  /// Why CUDA would refuse to change a node of this shape from `was` to
+  /// `now` in an executable graph ("" when it would not).
+  static std::string unchangeable(const std::string& shape, const std::string& was,
+                                  const std::string& now);
 
   std::map<handle, node_info> nodes_;
   std::map<handle, std::vector<handle>> graph_nodes_;  ///< creation order
