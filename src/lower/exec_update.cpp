@@ -191,10 +191,12 @@ void exec::update(const graph_spec& changed, std::span<const binding> bindings) 
     require_same_structure(st, next, n, *it->second);
   }
   if (by_path.size() != st.nodes.size())
-    for (const auto& [path, n] : by_path)
+    for (const auto& entry : by_path) {
+      const std::string& path = entry.first;  // (clang 14 captures no structured binding)
       if (std::none_of(st.nodes.begin(), st.nodes.end(),
                        [&](const node_state& s) { return s.path == path; }))
         refuse(st, next, path, "node '" + path + "' is new in the changed spec");
+    }
   require_same_conditions(st, next);
 
   // The parameters: the same declarations, new values.
