@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <string_view>
@@ -32,6 +33,8 @@
 #include "cudag/native_api.hpp"
 
 namespace cudag::native {
+
+class recorded_graphs;
 
 class recorder {
  public:
@@ -77,6 +80,18 @@ class recorder {
   /// Calls that CUDA would reject or that would crash it: destroying a
   /// handle that is not live, adding to a destroyed graph, a null output...
   [[nodiscard]] const std::vector<std::string>& misuse() const noexcept { return misuse_; }
+
+  /// What exec `x` holds now, one line a node ("path function deps=[...]
+  /// parameters attributes"), nodes named by position ("2/b0/1": the second
+  /// node of the first body of the third node): instantiation, exec
+  /// setters, child-graph setters and whole-graph updates change it as CUDA
+  /// would. An exec setter on a node that is not a top-level node of the
+  /// exec's graph, an update of another topology and an update of a memory
+  /// or conditional node's parameters are refused, as CUDA refuses them.
+  /// Two execs whose texts are equal would run the same work.
+  [[nodiscard]] std::string exec_state(cudaGraphExec_t x) const;
+  /// The same for a graph (template) as it is now.
+  [[nodiscard]] std::string graph_state(cudaGraph_t g) const;
 
   /// Whether node `n` of exec `x` is enabled (as last set through the seam).
   [[nodiscard]] bool node_enabled(cudaGraphExec_t x, cudaGraphNode_t n) const;
@@ -135,6 +150,7 @@ class recorder {
   void misuse(std::string what);
 
   const api_table* previous_ = nullptr;
+  std::unique_ptr<recorded_graphs> graphs_;
   std::vector<std::string> calls_;
   std::vector<std::string> misuse_;
   std::map<std::uintptr_t, handle_info> handles_;
@@ -153,6 +169,9 @@ class recorder {
     std::vector<cudaGraphNode_t> dependencies;
   };
   std::map<std::uintptr_t, capture_state> captures_;
+  /// Per capture graph, the last piece of stream work captured into it.
+  std::map<std::uintptr_t, std::uintptr_t> captured_work_;
+  std::uintptr_t captured_work_count_ = 0;
   std::size_t counters_[6] = {};  ///< labels per handle kind
   /// Handles by owner (a graph's nodes, a node's bodies or moved child).
   std::map<std::uintptr_t, std::vector<std::uintptr_t>> members_;
@@ -185,6 +204,9 @@ class recorder {
   std::size_t allocations_ = 0;
   std::set<const void*> stream_allocations_;
   std::size_t condition_handles_ = 0;
+  std::map<std::uintptr_t, std::size_t> root_conditions_;  ///< handles made per top-level graph
+  /// (top-level graph, handle) -> the default and flags it was made with.
+  std::map<std::pair<std::uintptr_t, std::uint64_t>, std::string> condition_defaults_;
   std::size_t call_count_ = 0;
   std::size_t fail_at_ = static_cast<std::size_t>(-1);
   cudaError_t fail_code_ = cudaSuccess;

@@ -111,7 +111,7 @@ class small_vector {
   template <class... A>
   T& emplace_back(A&&... args) {
     if (size_ == capacity_) return grow_and_emplace(std::forward<A>(args)...);
-    T* made = std::construct_at(data_ + size_, std::forward<A>(args)...);
+    T* made = construct(data_ + size_, std::forward<A>(args)...);
     ++size_;
     return *made;
   }
@@ -176,6 +176,16 @@ class small_vector {
   }
 
  private:
+  /// construct_at, or brace initialisation for an aggregate: compilers
+  /// without C++20's parenthesised aggregate initialisation (clang before
+  /// 16) cannot make a `value` from its members with construct_at.
+  template <class... A>
+  static T* construct(T* at, A&&... args) {
+    if constexpr (std::is_constructible_v<T, A&&...>)
+      return std::construct_at(at, std::forward<A>(args)...);
+    else
+      return ::new (static_cast<void*>(at)) T{std::forward<A>(args)...};
+  }
   T* in_place() noexcept { return reinterpret_cast<T*>(in_place_); }
   const T* in_place() const noexcept { return reinterpret_cast<const T*>(in_place_); }
 
@@ -198,7 +208,7 @@ class small_vector {
     T* fresh = std::allocator<T>().allocate(wanted);
     T* made = nullptr;
     try {
-      made = std::construct_at(fresh + size_, std::forward<A>(args)...);
+      made = construct(fresh + size_, std::forward<A>(args)...);
     } catch (...) {
       std::allocator<T>().deallocate(fresh, wanted);
       throw;

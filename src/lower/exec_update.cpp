@@ -7,6 +7,7 @@
 // the exec as it was.
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <unordered_map>
 
 #include "../check/checked_plan.hpp"
@@ -50,6 +51,42 @@ void index_by_path(const graph_spec& g, const std::string& prefix,
         index_by_path(c->bodies[b], nested_prefix(path, n, b), out);
     out.emplace(std::move(path), &n);
   }
+}
+
+/// Every condition declared in `g` and its nested graphs, by its graph's
+/// prefix and name: "go", "stage/again".
+void index_conditions(const graph_spec& g, const std::string& prefix,
+                      std::map<std::string, const condition_decl*>& out) {
+  for (const condition_decl& c : g.conditions) out.emplace(prefix + c.name, &c);
+  for (const node& n : g.nodes) {
+    if (const auto* c = std::get_if<child_node>(&n.params); c && c->graph)
+      index_conditions(*c->graph, nested_prefix(prefix + n.name, n), out);
+    if (const auto* c = std::get_if<conditional_node>(&n.params))
+      for (std::size_t b = 0; b < c->bodies.size(); ++b)
+        index_conditions(c->bodies[b], nested_prefix(prefix + n.name, n, b), out);
+  }
+}
+
+/// A condition's default and reset are fixed when its handle is made, at
+/// lowering: an update cannot change them, so it refuses rather than keep
+/// the old ones.
+void require_same_conditions(const exec::impl& st, const graph_spec& next) {
+  std::map<std::string, const condition_decl*> was, now;
+  index_conditions(st.spec, "", was);
+  index_conditions(next, "", now);
+  for (const auto& [name, c] : now) {
+    const auto it = was.find(name);
+    if (it == was.end())
+      refuse(st, next, {}, "condition '" + name + "' is new in the changed spec");
+    if (it->second->default_value != c->default_value ||
+        it->second->assign_default != c->assign_default)
+      refuse(st, next, {},
+             "condition '" + name + "' changes its default (" +
+                 std::to_string(it->second->default_value) + (it->second->assign_default ? ", reset" : "") +
+                 " -> " + std::to_string(c->default_value) + (c->assign_default ? ", reset" : "") +
+                 "), which is fixed when its handle is made");
+  }
+  if (now.size() != was.size()) refuse(st, next, {}, "the changed spec declares fewer conditions");
 }
 
 std::vector<std::string_view> sorted_deps(const node& n) {
@@ -154,10 +191,13 @@ void exec::update(const graph_spec& changed, std::span<const binding> bindings) 
     require_same_structure(st, next, n, *it->second);
   }
   if (by_path.size() != st.nodes.size())
-    for (const auto& [path, n] : by_path)
+    for (const auto& entry : by_path) {
+      const std::string& path = entry.first;  // (clang 14 captures no structured binding)
       if (std::none_of(st.nodes.begin(), st.nodes.end(),
                        [&](const node_state& s) { return s.path == path; }))
         refuse(st, next, path, "node '" + path + "' is new in the changed spec");
+    }
+  require_same_conditions(st, next);
 
   // The parameters: the same declarations, new values.
   std::vector<param_state> params;

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "recorded_graphs.hpp"
+
 namespace cudag::native {
 namespace {
 recorder* current = nullptr;
@@ -33,6 +35,19 @@ struct recorder::impl {
   }
 
   static std::string pointer(const void* p) { return r().label(p); }
+  static recorded_graphs& graphs() { return *r().graphs_; }
+  static std::uintptr_t id(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
+  /// The top-level graph that graph `g` is nested in (itself if none).
+  static std::uintptr_t root_of(cudaGraph_t g) {
+    std::uintptr_t root = id(g);
+    for (;;) {
+      auto graph = r().handles_.find(root);
+      if (graph == r().handles_.end() || graph->second.owner == 0) return root;
+      auto owner = r().handles_.find(graph->second.owner);  // a body's or moved child's node
+      if (owner == r().handles_.end() || owner->second.kind != handle_kind::node) return root;
+      root = owner->second.owner;
+    }
+  }
 
   static std::string kernel(const cudaKernelNodeParams& p) {
     std::string s;
@@ -97,6 +112,10 @@ struct recorder::impl {
     *out = reinterpret_cast<cudaGraphNode_t>(
         r().make_handle(handle_kind::node, reinterpret_cast<std::uintptr_t>(g)));
     r().node_weights_[reinterpret_cast<std::uintptr_t>(*out)].function = std::string(function);
+    graphs().node_added(id(*out), id(g), std::string(function),
+                        std::vector<std::uintptr_t>(reinterpret_cast<const std::uintptr_t*>(deps),
+                                                    reinterpret_cast<const std::uintptr_t*>(deps) + count),
+                        what, pointer(*out));
     const std::size_t space = line.find(' ');
     line.insert(space, " " + pointer(*out));
     r().record(std::move(line));
@@ -115,6 +134,20 @@ struct recorder::impl {
     }
     r().record(std::move(line));
     return cudaSuccess;
+  }
+
+  /// An exec setter: CUDA takes it only for a node of the exec's own graph.
+  static cudaError_t exec_set(std::string_view function, cudaGraphExec_t x, cudaGraphNode_t n,
+                              const std::string& what) {
+    const cudaError_t code = set(function, x, n, what);
+    if (code != cudaSuccess) return code;
+    const std::string why = graphs().exec_node_set(id(x), id(n), what);
+    if (why.empty()) return cudaSuccess;
+    r().calls_.back() += " -> cudaErrorInvalidValue";
+    // A node the exec setter cannot reach is the caller's mistake; a change
+    // CUDA does not make in place is its refusal, to be handled.
+    if (why.starts_with("not a node")) r().misuse(r().calls_.back() + ": " + why);
+    return cudaErrorInvalidValue;
   }
 
   static cudaError_t simple(std::string_view function, const std::string& line) {
@@ -203,6 +236,7 @@ struct recorder::impl {
       return cudaErrorInvalidValue;
     }
     r().handles_[reinterpret_cast<std::uintptr_t>(n)].state = handle_state::destroyed;
+    graphs().node_destroyed(id(n));
     r().record(line);
     return cudaSuccess;
   }
@@ -240,6 +274,10 @@ struct recorder::impl {
                                           cudaGraph_t child) {
     if (!r().is(child, handle_kind::graph)) r().misuse("add_child_graph_node: child is not a live graph");
     const cudaError_t code = add("add_child_graph_node", o, g, d, n, "clone of " + pointer(child));
+    if (code == cudaSuccess) {
+      graphs().node_text_set(id(*o), "clone");
+      graphs().child_cloned(id(*o), id(child));
+    }
     if (code == cudaSuccess) {  // the clone's nodes count as the exec's
       totals t;
       add_totals(reinterpret_cast<std::uintptr_t>(child), t);
@@ -289,6 +327,13 @@ struct recorder::impl {
       const cudaError_t code = add("add_node", o, g, d, n,
                                    std::string(moved ? "child moved " : "child clone of ") +
                                        pointer(p->graph.graph));
+      if (code == cudaSuccess) {
+        graphs().node_text_set(id(*o), moved ? "moved" : "clone");
+        if (moved)
+          graphs().graph_owned(id(*o), id(p->graph.graph));
+        else
+          graphs().child_cloned(id(*o), id(p->graph.graph));
+      }
       if (code == cudaSuccess && moved) {
         auto& info = r().handles_[reinterpret_cast<std::uintptr_t>(p->graph.graph)];
         info.state = handle_state::owned_by_node;
@@ -304,6 +349,9 @@ struct recorder::impl {
                        " condition=" + std::to_string(c.handle) + " bodies=" + std::to_string(c.size);
     const cudaError_t code = add("add_node", o, g, d, n, what);
     if (code != cudaSuccess) return code;
+    // The state holds what the handle was made with: a default is fixed then.
+    if (auto it = r().condition_defaults_.find({root_of(g), c.handle}); it != r().condition_defaults_.end())
+      graphs().node_text_set(id(*o), what + " " + it->second);
     std::string bodies = " ->";
     std::vector<cudaGraph_t>& bodies_out = r().body_graphs_;
     bodies_out.assign(c.size, nullptr);  // CUDA hands out an array it owns; so does the recorder
@@ -313,6 +361,7 @@ struct recorder::impl {
       r().handles_[reinterpret_cast<std::uintptr_t>(bodies_out[k])].state =
           handle_state::owned_by_node;
       bodies += " " + pointer(bodies_out[k]);
+      graphs().graph_owned(id(*o), id(bodies_out[k]));
     }
     p->conditional.phGraph_out = bodies_out.data();
     r().calls_.back() += bodies;
@@ -324,52 +373,68 @@ struct recorder::impl {
                              " default=" + std::to_string(def) + " flags=" + std::to_string(flags);
     if (const cudaError_t code = enter("conditional_handle_create", line)) return code;
     if (!r().is(g, handle_kind::graph)) r().misuse(line + ": not a live graph");
-    *h = static_cast<cudaGraphConditionalHandle>(++r().condition_handles_);
+    // Numbered within the top-level graph, as two lowerings of one spec
+    // number them alike.
+    const std::uintptr_t root = root_of(g);
+    ++r().condition_handles_;
+    *h = static_cast<cudaGraphConditionalHandle>(++r().root_conditions_[root]);
+    r().condition_defaults_[{root, *h}] = "default=" + std::to_string(def) + " flags=" + std::to_string(flags);
     r().record(line + " -> " + std::to_string(*h));
     return cudaSuccess;
   }
-  static cudaError_t kernel_node_set_attribute(cudaGraphNode_t n, cudaLaunchAttributeID id,
+  static cudaError_t kernel_node_set_attribute(cudaGraphNode_t n, cudaLaunchAttributeID attribute,
                                                const cudaLaunchAttributeValue* v) {
-    return set("kernel_node_set_attribute", nullptr, n,
-               "attribute=" + std::to_string(int(id)) +
-                   (id == cudaLaunchAttributePriority ? " priority=" + std::to_string(v->priority)
-                                                      : std::string()));
+    const bool priority = attribute == cudaLaunchAttributePriority;
+    const cudaError_t code =
+        set("kernel_node_set_attribute", nullptr, n,
+            "attribute=" + std::to_string(int(attribute)) +
+                (priority ? " priority=" + std::to_string(v->priority) : std::string()));
+    if (code == cudaSuccess)
+      graphs().node_attribute_set(id(n), priority ? "priority" : "attribute" + std::to_string(int(attribute)),
+                                  priority ? std::to_string(v->priority) : "set");
+    return code;
+  }
+  /// A template setter: the node's parameters are now `what`.
+  static cudaError_t template_set(std::string_view function, cudaGraphNode_t n, const std::string& what) {
+    const cudaError_t code = set(function, nullptr, n, what);
+    if (code == cudaSuccess) graphs().node_text_set(id(n), what);
+    return code;
   }
   static cudaError_t kernel_node_set_params(cudaGraphNode_t n, const cudaKernelNodeParams* p) {
-    return set("kernel_node_set_params", nullptr, n, kernel(*p));
+    return template_set("kernel_node_set_params", n, kernel(*p));
   }
   static cudaError_t memcpy_node_set_params(cudaGraphNode_t n, const cudaMemcpy3DParms* p) {
-    return set("memcpy_node_set_params", nullptr, n, memcpy(*p));
+    return template_set("memcpy_node_set_params", n, memcpy(*p));
   }
   static cudaError_t memset_node_set_params(cudaGraphNode_t n, const cudaMemsetParams* p) {
-    return set("memset_node_set_params", nullptr, n, memset(*p));
+    return template_set("memset_node_set_params", n, memset(*p));
   }
   static cudaError_t host_node_set_params(cudaGraphNode_t n, const cudaHostNodeParams* p) {
-    const cudaError_t code = set("host_node_set_params", nullptr, n, "callable");
+    const cudaError_t code = template_set("host_node_set_params", n, "callable");
     if (code == cudaSuccess) r().host_of_node_[reinterpret_cast<std::uintptr_t>(n)] = *p;
     return code;
   }
   static cudaError_t event_record_node_set_event(cudaGraphNode_t n, cudaEvent_t e) {
-    return set("event_record_node_set_event", nullptr, n, "event=" + pointer(e));
+    return template_set("event_record_node_set_event", n, "event=" + pointer(e));
   }
   static cudaError_t event_wait_node_set_event(cudaGraphNode_t n, cudaEvent_t e) {
-    return set("event_wait_node_set_event", nullptr, n, "event=" + pointer(e));
+    return template_set("event_wait_node_set_event", n, "event=" + pointer(e));
   }
   static cudaError_t exec_kernel_node_set_params(cudaGraphExec_t x, cudaGraphNode_t n,
                                                  const cudaKernelNodeParams* p) {
-    return set("exec_kernel_node_set_params", x, n, kernel(*p));
+    return exec_set("exec_kernel_node_set_params", x, n, kernel(*p));
   }
   static cudaError_t exec_memcpy_node_set_params(cudaGraphExec_t x, cudaGraphNode_t n,
                                                  const cudaMemcpy3DParms* p) {
-    return set("exec_memcpy_node_set_params", x, n, memcpy(*p));
+    return exec_set("exec_memcpy_node_set_params", x, n, memcpy(*p));
   }
   static cudaError_t exec_memset_node_set_params(cudaGraphExec_t x, cudaGraphNode_t n,
                                                  const cudaMemsetParams* p) {
-    return set("exec_memset_node_set_params", x, n, memset(*p));
+    return exec_set("exec_memset_node_set_params", x, n, memset(*p));
   }
   static cudaError_t exec_host_node_set_params(cudaGraphExec_t x, cudaGraphNode_t n,
                                                const cudaHostNodeParams* p) {
-    const cudaError_t code = set("exec_host_node_set_params", x, n, "callable");
+    const cudaError_t code = exec_set("exec_host_node_set_params", x, n, "callable");
     if (code == cudaSuccess)
       r().host_of_exec_[{reinterpret_cast<std::uintptr_t>(x), reinterpret_cast<std::uintptr_t>(n)}] = *p;
     return code;
@@ -386,17 +451,23 @@ struct recorder::impl {
   }
   static cudaError_t exec_event_record_node_set_event(cudaGraphExec_t x, cudaGraphNode_t n,
                                                       cudaEvent_t e) {
-    return set("exec_event_record_node_set_event", x, n, "event=" + pointer(e));
+    return exec_set("exec_event_record_node_set_event", x, n, "event=" + pointer(e));
   }
   static cudaError_t exec_event_wait_node_set_event(cudaGraphExec_t x, cudaGraphNode_t n,
                                                     cudaEvent_t e) {
-    return set("exec_event_wait_node_set_event", x, n, "event=" + pointer(e));
+    return exec_set("exec_event_wait_node_set_event", x, n, "event=" + pointer(e));
   }
   static cudaError_t exec_child_graph_node_set_params(cudaGraphExec_t x, cudaGraphNode_t n,
                                                       cudaGraph_t child) {
     if (!r().is(child, handle_kind::graph, false))
       r().misuse("exec_child_graph_node_set_params: child is not a graph");
-    return set("exec_child_graph_node_set_params", x, n, "child=" + pointer(child));
+    const cudaError_t code = set("exec_child_graph_node_set_params", x, n, "child=" + pointer(child));
+    if (code != cudaSuccess) return code;
+    const std::string why = graphs().exec_child_set(id(x), id(n), id(child));
+    if (why.empty()) return cudaSuccess;
+    r().calls_.back() += " -> cudaErrorInvalidValue";
+    r().misuse(r().calls_.back() + ": " + why);
+    return cudaErrorInvalidValue;
   }
   static cudaError_t node_set_enabled(cudaGraphExec_t x, cudaGraphNode_t n, unsigned on) {
     const cudaError_t code = set("node_set_enabled", x, n, on ? "on" : "off");
@@ -421,6 +492,7 @@ struct recorder::impl {
     }
     *x = reinterpret_cast<cudaGraphExec_t>(r().make_handle(handle_kind::exec));
     exec_made(*x, g);
+    graphs().instantiated(id(*x), id(g));
     copy_host_callables(*x, g);
     p->result_out = cudaGraphInstantiateSuccess;
     p->errNode_out = nullptr;
@@ -442,6 +514,15 @@ struct recorder::impl {
     if (const cudaError_t code = enter("exec_update", line)) return code;
     if (!r().is(x, handle_kind::exec) || !r().is(g, handle_kind::graph))
       r().misuse(line + ": not a live exec or graph");
+    std::uintptr_t at = 0;
+    if (const std::string why = graphs().exec_updated(id(x), id(g), at); !why.empty()) {
+      info->result = why.starts_with("topology") ? cudaGraphExecUpdateErrorTopologyChanged
+                                                 : cudaGraphExecUpdateErrorNotSupported;
+      info->errorNode = reinterpret_cast<cudaGraphNode_t>(at);
+      info->errorFromNode = nullptr;
+      r().record(line + " -> refused: " + why);
+      return cudaErrorGraphExecUpdateFailure;
+    }
     info->result = cudaGraphExecUpdateSuccess;
     copy_host_callables(x, g);
     r().record(line);
@@ -455,6 +536,7 @@ struct recorder::impl {
       return cudaErrorInvalidValue;
     }
     r().handles_[reinterpret_cast<std::uintptr_t>(x)].state = handle_state::destroyed;
+    graphs().exec_destroyed(id(x));
     if (auto it = r().exec_memory_.find(reinterpret_cast<std::uintptr_t>(x));
         it != r().exec_memory_.end()) {
       if (it->second.mapped) r().graph_used_ -= it->second.graph_bytes;  // stays reserved
@@ -654,6 +736,23 @@ struct recorder::impl {
 
   // Stream work of a spec run without a graph: recorded, host functions
   // run at once (the recorder's stream is always idle).
+  /// Work enqueued on stream `s`: while `s` is capturing, it also becomes
+  /// a node of the graph the capture builds, after the work before it (in
+  /// the state model only: the capture's dependencies stay the caller's).
+  static cudaError_t stream_work(std::string_view function, cudaStream_t s, const std::string& what) {
+    const cudaError_t code = simple(function, std::string(function) + " stream=" + pointer(s) + " " + what);
+    auto capture = r().captures_.find(id(s));
+    if (code != cudaSuccess || capture == r().captures_.end()) return code;
+    const std::uintptr_t graph = id(capture->second.graph);
+    std::uintptr_t& last = r().captured_work_[graph];
+    const std::uintptr_t node = ++r().captured_work_count_;  // not a handle: never handed out
+    std::vector<std::uintptr_t> deps;
+    if (last) deps.push_back(last);
+    graphs().node_added(node, graph, "captured " + std::string(function), deps, what,
+                        "captured" + std::to_string(node));
+    last = node;
+    return code;
+  }
   static cudaError_t launch_kernel(const void* f, dim3 grid, dim3 block, void** args,
                                    std::size_t shared, cudaStream_t s) {
     cudaKernelNodeParams p{};
@@ -662,10 +761,10 @@ struct recorder::impl {
     p.blockDim = block;
     p.kernelParams = args;
     p.sharedMemBytes = static_cast<unsigned>(shared);
-    return simple("launch_kernel", "launch_kernel stream=" + pointer(s) + " " + kernel(p));
+    return stream_work("launch_kernel", s, kernel(p));
   }
   static cudaError_t memcpy_3d_async(const cudaMemcpy3DParms* p, cudaStream_t s) {
-    return simple("memcpy_3d_async", "memcpy_3d_async stream=" + pointer(s) + " " + memcpy(*p));
+    return stream_work("memcpy_3d_async", s, memcpy(*p));
   }
   static cudaError_t memset_2d_async(void* dst, std::size_t pitch, unsigned value, unsigned element,
                                      std::size_t width, std::size_t height, cudaStream_t s) {
@@ -676,7 +775,7 @@ struct recorder::impl {
     p.elementSize = element;
     p.width = width;
     p.height = height;
-    return simple("memset_2d_async", "memset_2d_async stream=" + pointer(s) + " " + memset(p));
+    return stream_work("memset_2d_async", s, memset(p));
   }
   static cudaError_t launch_host_func(cudaStream_t s, cudaHostFn_t fn, void* data) {
     const cudaError_t code = simple("launch_host_func", "launch_host_func stream=" + pointer(s));
@@ -774,7 +873,7 @@ const api_table recorder::impl::table{
     &impl::free_async,
 };
 
-recorder::recorder() {
+recorder::recorder() : graphs_(std::make_unique<recorded_graphs>()) {
   if (current != nullptr) throw std::logic_error("cudag::native::recorder: one recorder at a time");
   current = this;
   previous_ = install_api(&impl::table);
@@ -792,6 +891,13 @@ void recorder::name_kernel(const void* function, std::string name,
 
 void recorder::name_pointer(const void* pointer, std::string name) {
   pointer_names_[pointer] = std::move(name);
+}
+
+std::string recorder::exec_state(cudaGraphExec_t x) const {
+  return graphs_->exec_text(reinterpret_cast<std::uintptr_t>(x));
+}
+std::string recorder::graph_state(cudaGraph_t g) const {
+  return graphs_->graph_text(reinterpret_cast<std::uintptr_t>(g));
 }
 
 std::vector<std::string> recorder::calls_starting(std::string_view function) const {
