@@ -76,9 +76,9 @@ class exec {
   /// values: `bindings` override this exec's current values. The template
   /// is instantiated again, not lowered again (each node's values are set
   /// on it first); both execs then rebind and update independently. A
-  /// graph holding mem_alloc or mem_free nodes (CUDA allows one executable
-  /// graph of such a template at a time) or a captured node inside a child
-  /// graph is lowered anew instead.
+  /// graph holding mem_alloc, mem_free or conditional nodes (CUDA allows
+  /// one executable graph of such a template at a time) or a captured node
+  /// inside a child graph is lowered anew instead.
   [[nodiscard]] exec instance(std::span<const binding> bindings);
 
   /// Enables or disables a kernel, memset or memcpy node by name.

@@ -207,8 +207,10 @@ void pair_nodes(const graph_spec& from, const graph_spec& to,
 /// a captured node inside a child graph cannot be given a new recording.
 bool must_lower_again(const std::vector<node_state>& nodes) {
   return std::any_of(nodes.begin(), nodes.end(), [](const node_state& n) {
+    // CUDA instantiates a graph holding memory or conditional nodes once
+    // at a time (cudaErrorNotSupported on an H200 otherwise).
     return n.kind == node_kind::mem_alloc || n.kind == node_kind::mem_free ||
-           (n.kind == node_kind::captured && n.nested);
+           n.kind == node_kind::conditional || (n.kind == node_kind::captured && n.nested);
   });
 }
 

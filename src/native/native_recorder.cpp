@@ -490,6 +490,11 @@ struct recorder::impl {
       r().misuse(line + ": not a live graph");
       return cudaErrorInvalidValue;
     }
+    if (const std::string why = graphs().second_instantiation(id(g)); !why.empty()) {
+      r().record(line + " -> cudaErrorNotSupported (" + why + ")");
+      p->result_out = cudaGraphInstantiateError;
+      return cudaErrorNotSupported;
+    }
     *x = reinterpret_cast<cudaGraphExec_t>(r().make_handle(handle_kind::exec));
     exec_made(*x, g);
     graphs().instantiated(id(*x), id(g));

@@ -140,6 +140,28 @@ void recorded_graphs::instantiated(handle exec, handle graph) {
 
 void recorded_graphs::exec_destroyed(handle exec) { execs_.erase(exec); }
 
+bool recorded_graphs::holds_single_instance_nodes(handle graph) const {
+  auto members = graph_nodes_.find(graph);
+  if (members == graph_nodes_.end()) return false;
+  for (handle h : members->second) {
+    const node_info& n = nodes_.at(h);
+    if (n.destroyed) continue;
+    if (n.function == "add_mem_alloc_node" || n.function == "add_mem_free_node" ||
+        (n.function == "add_node" && n.text.starts_with("conditional")))
+      return true;
+    for (handle body : n.bodies)
+      if (holds_single_instance_nodes(body)) return true;
+  }
+  return false;
+}
+
+std::string recorded_graphs::second_instantiation(handle graph) const {
+  for (const auto& [exec, x] : execs_)
+    if (x.graph == graph && holds_single_instance_nodes(graph))
+      return "a graph holding memory or conditional nodes has a live executable graph already";
+  return {};
+}
+
 std::string recorded_graphs::exec_node_set(handle exec, handle node, std::string text) {
   auto x = execs_.find(exec);
   if (x == execs_.end()) return "not a live exec";

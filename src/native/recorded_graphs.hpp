@@ -39,6 +39,10 @@ class recorded_graphs {
   void node_attribute_set(handle node, std::string attribute, std::string value);
 
   void instantiated(handle exec, handle graph);
+  /// Why CUDA would refuse another exec of `graph` now ("" if it would
+  /// not): a graph holding memory or conditional nodes is instantiated once
+  /// at a time.
+  [[nodiscard]] std::string second_instantiation(handle graph) const;
   void exec_destroyed(handle exec);
   /// An exec setter: "" when CUDA would take it, else why it would not (a
   /// node that is not a top-level node of the exec's graph).
@@ -86,6 +90,7 @@ class recorded_graphs {
   [[nodiscard]] rendering render_root(handle graph, std::map<std::string, std::string>* labels,
                                       std::map<handle, std::string>* top_paths) const;
   [[nodiscard]] static std::string attributes_of(const node_info& n);
+  [[nodiscard]] bool holds_single_instance_nodes(handle graph) const;
   static std::string normalized(std::string text, const std::map<std::string, std::string>& labels);
   static std::string text_of(const rendering& r);
   /// Why CUDA would refuse to change a node of this shape from `was` to
