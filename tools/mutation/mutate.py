@@ -4,7 +4,7 @@ requires the test suite to fail for every one. A fault the suite does not
 catch is a hole in the tests (docs/testing.md keeps the table).
 
 usage: mutate.py [--build DIR] [--suite cpu|gpu] [--only ID,ID] [--list]
-                 [--markdown FILE] [--tests NAME,NAME]
+                 [--markdown FILE] [--tests NAME,NAME [--build-tests-only]]
 
 Each fault replaces one exact snippet of one source file (it must occur
 exactly once), rebuilds, runs the suite (the tests named in `tests`, or the
@@ -283,6 +283,208 @@ FAULTS = [
      "  std::memcpy(p.bytes.data(), bytes, size);\n  write_readers(st, p);\n}",
      "  std::memcpy(p.bytes.data(), bytes, size);\n  write_readers(st, p);\n  settle_launches(st);\n}",
      "cpu"),
+
+    # ---- 2026-11-29: faults for the field matrix (tests/matrix). Each names
+    # the dimension of the matrix it stands for: field (one field of one node
+    # kind), path (one way a change reaches the exec), placement (where the
+    # node lives: child graph, conditional body, two levels deep) or front end
+    # (the DSL's exec).
+    ("update-ignores-memset-element-size",
+     "field: an update misses a change of a memset's element size (the exec keeps the old one)",
+     "src/lower/exec_update.cpp",
+     "p.changed |= a.element_size != b.element_size || a.width != b.width ||",
+     "p.changed |= a.width != b.width ||",
+     "cpu"),
+    ("update-ignores-memcpy-kind",
+     "field: an update misses a change of a memcpy's kind",
+     "src/lower/exec_update.cpp",
+     "p.changed |= a.bytes != b.bytes || a.kind != b.kind;",
+     "p.changed |= a.bytes != b.bytes;",
+     "cpu"),
+    ("update-ignores-grid-z",
+     "field: an update compares launches by hand and leaves out grid.z",
+     "src/lower/exec_update.cpp",
+     "p.changed |= p.kernel.func != n.kernel.func || !native::same_launch(p.kernel, n.kernel);",
+     "p.changed |= p.kernel.func != n.kernel.func || p.kernel.gridDim.x != n.kernel.gridDim.x ||\n"
+     "                         p.kernel.gridDim.y != n.kernel.gridDim.y ||\n"
+     "                         !native::same_dims(p.kernel.blockDim, n.kernel.blockDim) ||\n"
+     "                         p.kernel.sharedMemBytes != n.kernel.sharedMemBytes;",
+     "cpu"),
+    ("update-ignores-last-value",
+     "field: an update never compares a node's last value (a kernel's last argument, a memset's fill, an event)",
+     "src/lower/exec_update.cpp",
+     "      p.changed |= !same_bytes(n.slots[k], out);",
+     "      p.changed |= k + 1 < n.slot_count && !same_bytes(n.slots[k], out);",
+     "cpu"),
+    ("update-ignores-host-callable",
+     "field: an update misses a host node's new callable (one field of one kind, as the audit found)",
+     "src/lower/exec_update.cpp",
+     "            p.changed |= a.function != b.function;",
+     "            (void)b;",
+     "cpu"),
+    ("shape-key-drops-shared-bytes",
+     "field: the exec cache's shape key leaves out a kernel's shared bytes (two shapes share one exec)",
+     "src/lower/exec_cache.cpp",
+     "          h.u64(p.shared_bytes);\n",
+     "",
+     "cpu"),
+    ("topology-key-drops-alloc-size",
+     "field: the exec cache's topology key leaves out an allocation's size (an update is tried and refused)",
+     "src/lower/exec_cache.cpp",
+     "    h.u64(a->bytes);\n",
+     "",
+     "cpu"),
+    ("topology-key-drops-condition-default",
+     "field: the exec cache's topology key leaves out a condition's default value",
+     "src/lower/exec_cache.cpp",
+     "    h.u64(c.default_value);\n",
+     "",
+     "cpu"),
+    ("check-refuses-2-byte-memset",
+     "field: check() refuses a memset of 2-byte elements, which CUDA takes",
+     "src/check/node_rules.cpp",
+     "if (m.element_size != 1 && m.element_size != 2 && m.element_size != 4) {",
+     "if (m.element_size != 1 && m.element_size != 4) {",
+     "cpu"),
+    ("setter-memset-width-for-height",
+     "path: the exec setter of a memset node sends its width as its height",
+     "src/lower/exec.cpp",
+     "    case node_kind::memset:\n"
+     "      native::set_memset(to, n.handle,\n"
+     "                         memset_params_of(n, std::get<memset_node>(n.spec_node->params)), path);\n"
+     "      return;\n",
+     "    case node_kind::memset: {\n"
+     "      const memset_node& m = std::get<memset_node>(n.spec_node->params);\n"
+     "      native::set_memset(to, n.handle,\n"
+     "                         native::memset_params(pointer_at(n, 0), memset_params_of(n, m).value,\n"
+     "                                               m.element_size, m.width, m.width, m.pitch_bytes),\n"
+     "                         path);\n"
+     "      return;\n"
+     "    }\n",
+     "cpu"),
+    ("setter-host-sends-old-call",
+     "path: the host node's setter sends the call it already has, where it has one (the old callable and arguments)",
+     "src/lower/exec.cpp",
+     "      native::set_host(to, n.handle, fresh->params(), path);",
+     "      native::set_host(to, n.handle, n.host ? n.host->params() : fresh->params(), path);",
+     "cpu"),
+    ("rebind-drops-shared-bytes",
+     "path: a rebind or reshape computes a launch from its shape rules but keeps the old shared bytes",
+     "src/lower/exec.cpp",
+     "    n.kernel.sharedMemBytes = launch.sharedMemBytes;\n",
+     "",
+     "cpu"),
+    ("instance-stages-top-level-only",
+     "path: instance() sends the new values of the top-level nodes only to the shared template",
+     "src/lower/exec.cpp",
+     "    if (n.kind != node_kind::captured)\n      detail::push_node_params(n, nullptr,",
+     "    if (n.kind != node_kind::captured && !n.nested)\n      detail::push_node_params(n, nullptr,",
+     "cpu"),
+    ("eager-drops-block-y",
+     "path: an eager run launches each kernel with a block of y = 1",
+     "src/native/native_nodes.cpp",
+     "  check(api().launch_kernel(p.func, p.gridDim, p.blockDim, p.kernelParams, p.sharedMemBytes, stream),",
+     "  check(api().launch_kernel(p.func, p.gridDim, dim3(p.blockDim.x, 1, p.blockDim.z), p.kernelParams,\n"
+     "                            p.sharedMemBytes, stream),",
+     "cpu"),
+    ("diff-misses-memset-width",
+     "path: diff does not compare a memset's width",
+     "src/core/diff.cpp",
+     "    compare_number(path, \"width\", b.width, a.width);\n",
+     "",
+     "cpu"),
+    ("diff-kernel-by-name",
+     "path: diff compares kernels by name only (another function of the same name passes)",
+     "src/core/diff.cpp",
+     "if (b.function != a.function || b.function_name != a.function_name) {",
+     "if (b.function_name != a.function_name) {",
+     "cpu"),
+    ("reshape-skips-argument-readers",
+     "path: a reshape sends only the kernels whose launch follows a parameter (readers of it as an argument keep the old value)",
+     "src/lower/exec.cpp",
+     "  std::size_t top_level = st.dirty_scratch.size();\n  if (st.any_nested) {",
+     "  for (const std::uint32_t v : st.dirty_scratch) st.nodes[v].dirty = false;\n"
+     "  std::erase_if(st.dirty_scratch, [&](std::uint32_t v) { return st.nodes[v].launch_group == 0; });\n"
+     "  std::size_t top_level = st.dirty_scratch.size();\n  if (st.any_nested) {",
+     "cpu"),
+    ("cache-exact-hit-no-rebind",
+     "path: the exec cache's exact hit returns the exec as it is, without rebinding its other values",
+     "src/lower/exec_cache.cpp",
+     "      e.executable->rebind(bindings);\n",
+     "",
+     "cpu"),
+    ("update-drops-condition-check",
+     "path: exec::update no longer refuses a changed condition default (require_same_conditions removed)",
+     "src/lower/exec_update.cpp",
+     "  require_same_conditions(st, next);\n",
+     "",
+     "cpu"),
+    ("shared-template-skips-nested",
+     "path: a whole-graph update through a shared template (after instance()) refreshes the top-level nodes only",
+     "src/core/rebind.cpp",
+     "    if (!std::binary_search(dirty.begin(), dirty.end(), v))\n",
+     "    if (!std::binary_search(dirty.begin(), dirty.end(), v) && !nodes.needs_whole_update(v))\n",
+     "cpu"),
+    ("child-nodes-top-level",
+     "placement: lowering marks a child graph's nodes top-level (exec setters are sent to them)",
+     "src/lower/lower.cpp",
+     "lower_graph(*p.graph, child.get(), &s, nested_prefix(path, n), true);",
+     "lower_graph(*p.graph, child.get(), &s, nested_prefix(path, n), false);",
+     "cpu"),
+    ("update-pairs-bodies-off-by-one",
+     "placement: an update pairs body b of an IF/ELSE or SWITCH node with body b + 1 of the changed spec",
+     "src/lower/exec_update.cpp",
+     "index_by_path(c->bodies[b], nested_prefix(path, n, b), out);",
+     "index_by_path(c->bodies[b], nested_prefix(path, n, (b + 1) % c->bodies.size()), out);",
+     "cpu"),
+    ("update-child-prefix-by-name",
+     "placement: an update names a child graph's nodes by the child node's name, not its path (a child in a body is lost)",
+     "src/lower/exec_update.cpp",
+     "index_by_path(*c->graph, nested_prefix(path, n), out);",
+     "index_by_path(*c->graph, nested_prefix(n.name, n), out);",
+     "cpu"),
+    ("shape-key-skips-bodies",
+     "placement: the shape key does not look inside conditional bodies for launches that follow a parameter",
+     "src/lower/exec_cache.cpp",
+     "      for (const graph_spec& body : k->bodies)\n        if (launch_follows(body, name)) return true;\n",
+     "",
+     "cpu"),
+    ("capture-deps-for-nested-roots",
+     "placement: add_to_capture makes the roots of nested graphs follow the capture's dependencies too",
+     "src/lower/lower.cpp",
+     "      if (top_level && deps.empty()) deps.assign(root_dependencies_.begin(), root_dependencies_.end());",
+     "      if (deps.empty()) deps.assign(root_dependencies_.begin(), root_dependencies_.end());",
+     "cpu"),
+    ("plan-counts-top-level-values",
+     "placement: check_and_plan counts the value slots of the top-level graph only",
+     "src/check/check.cpp",
+     "    plans.value_slots += at.value_count;\n",
+     "    if (f == 0) plans.value_slots += at.value_count;\n",
+     "cpu"),
+    ("dsl-conditional-by-setter",
+     "front end: the DSL exec sends the rebind of a parameter read only inside a conditional body by exec setters",
+     "dsl/cudag/dsl/exec.hpp",
+     "      return k == node_kind::child || k == node_kind::conditional;",
+     "      return k == node_kind::child;",
+     "cpu"),
+    ("dsl-memcpy-stale-operands",
+     "front end: the DSL memcpy node's rebind sends the operands it was lowered with",
+     "dsl/cudag/dsl/memory_nodes.hpp",
+     "    fill(s, st.values, slots);\n    native::set_memcpy(to, node, s.params, name);",
+     "    native::set_memcpy(to, node, s.params, name);",
+     "cpu"),
+    ("dsl-host-sends-old-call",
+     "front end: the DSL host node's rebind sends the call it already has",
+     "dsl/cudag/dsl/host_nodes.hpp",
+     "    native::set_host(to, node, fresh->params(), name);",
+     "    native::set_host(to, node, s.call->params(), name);",
+     "cpu"),
+    ("dsl-kernel-keeps-launch",
+     "front end: the DSL kernel node's rebind refreshes its arguments but not its launch",
+     "dsl/cudag/dsl/kernel_node.hpp",
+     "    fill(s, st.values, slots, name);\n    native::set_kernel(to, node, s.params, name);",
+     "    fill_at(s, st.values, slots, std::index_sequence_for<P...>{});\n    native::set_kernel(to, node, s.params, name);",
+     "cpu"),
 ]
 
 
@@ -306,6 +508,24 @@ def failed_tests(build):
     return out
 
 
+def test_targets(build, names):
+    """The ninja targets of the executables that tests `names` run."""
+    out = subprocess.run(["meson", "introspect", "--tests", build], cwd=ROOT, check=True,
+                         capture_output=True, text=True).stdout
+    build_dir = os.path.join(ROOT, build)
+    targets = []
+    for t in json.loads(out):
+        if t["name"] not in names or not t.get("cmd"):
+            continue
+        rel = os.path.relpath(t["cmd"][0], build_dir)
+        if not rel.startswith(".."):
+            targets.append(rel)
+    missing = set(names) - {t["name"] for t in json.loads(out)}
+    if missing:
+        raise SystemExit("no such tests: " + ", ".join(sorted(missing)))
+    return targets
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build-mutation")
@@ -316,6 +536,9 @@ def main():
     ap.add_argument("--jobs", default=str(os.cpu_count() or 2))
     ap.add_argument("--tests", default="",
                     help="comma-separated test names: run only these (a quick recheck of known catchers)")
+    ap.add_argument("--build-tests-only", action="store_true",
+                    help="with --tests: rebuild only what those tests run, not every target (a fault "
+                         "that breaks the build of another target then goes unseen)")
     args = ap.parse_args()
 
     faults = [f for f in FAULTS if not args.only or f[0] in args.only.split(",")]
@@ -341,8 +564,11 @@ def main():
     # detects packaging faults, not these.
     test = ["meson", "test", "-C", build, "--suite", args.suite, "--no-suite", "slow",
             "--no-rebuild", "--num-processes", args.jobs]
+    targets = []
     if args.tests:
         test += args.tests.split(",")
+        if args.build_tests_only:
+            targets = test_targets(build, args.tests.split(","))
 
     results = []
     for fid, what, path, original, mutated, _ in faults:
@@ -357,7 +583,7 @@ def main():
         try:
             with open(full, "w", encoding="utf-8") as f:
                 f.write(text.replace(original, mutated))
-            built = run(["ninja", "-C", build, "-j", args.jobs, "-k", "0"], log) == 0
+            built = run(["ninja", "-C", build, "-j", args.jobs, "-k", "0"] + targets, log) == 0
             tested = built and run(test, log) == 0
             failed = failed_tests(build) if built else ["(the build failed)"]
         finally:
@@ -367,7 +593,7 @@ def main():
         verdict = "caught" if caught else "MISSED"
         results.append((fid, what, verdict, failed))
         print(f"{fid:30} {verdict:7} {time.time() - start:6.0f} s  {', '.join(failed)[:160]}", flush=True)
-    run(["ninja", "-C", build, "-j", args.jobs], log)  # leave the build matching the tree
+    run(["ninja", "-C", build, "-j", args.jobs] + targets, log)  # leave the build matching the tree
 
     if args.markdown:
         with open(args.markdown, "w", encoding="utf-8") as f:
