@@ -152,14 +152,15 @@ class type_reader {
       case 'u': return "char8_t";
       case 'F': {
         const std::size_t bits = number();
-        consume('b');  // DF16b: std::bfloat16_t
+        if (consume('b')) return "std::bfloat16_t";  // DF16b, no closing '_'
+        if (consume('x')) return "_Float" + std::to_string(bits) + "x";
         expect('_');
         return "_Float" + std::to_string(bits);
       }
       case 'v': {
         const std::size_t lanes = number();
         expect('_');
-        return remember(type() + " __attribute__((vector_size(" + std::to_string(lanes) + ")))");
+        return remember(type() + " __vector(" + std::to_string(lanes) + ")");  // lanes, as c++filt spells it
       }
       default: fail(std::string("unknown type code 'D") + c + "'");
     }

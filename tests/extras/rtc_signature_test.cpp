@@ -56,6 +56,40 @@ TEST(RtcSignature, ReadsNonTypeTemplateArguments) {
   EXPECT_EQ(sig->parameters, (strings{"float*", "int"}));
 }
 
+TEST(RtcSignature, ReadsBuiltinTypesOfTheDFamily) {
+  const auto scalars = rtc::parse_lowered_name("_Z1fDhDnDsDiDu");
+  ASSERT_TRUE(scalars);
+  EXPECT_EQ(scalars->parameters,
+            (strings{"_Float16", "std::nullptr_t", "char16_t", "char32_t", "char8_t"}));
+  const auto floats = rtc::parse_lowered_name("_Z1fDF16bDF32_DF32xPDF64_");
+  ASSERT_TRUE(floats);
+  EXPECT_EQ(floats->parameters, (strings{"std::bfloat16_t", "_Float32", "_Float32x", "_Float64*"}));
+  // A vector type is a substitution candidate: S_ names it again.
+  const auto vectors = rtc::parse_lowered_name("_Z1fDv4_fS_");
+  ASSERT_TRUE(vectors);
+  EXPECT_EQ(vectors->parameters, (strings{"float __vector(4)", "float __vector(4)"}));
+  try {
+    (void)rtc::parse_lowered_name("_Z1fDq");
+    FAIL() << "an unknown D code was read";
+  } catch (const cudag::error& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown type code 'Dq'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(RtcSignature, ReadsTemplateArgumentPacks) {
+  const auto sig = rtc::parse_lowered_name("_Z4packIJifELi3EEvPi");
+  ASSERT_TRUE(sig);
+  EXPECT_EQ(sig->function, "pack<int, float, 3>");
+  EXPECT_EQ(sig->parameters, (strings{"int*"}));
+  try {
+    (void)rtc::parse_lowered_name("_Z4packIJif");
+    FAIL() << "an unterminated pack was read";
+  } catch (const cudag::error& e) {
+    EXPECT_NE(std::string(e.what()).find("unterminated template argument pack"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(RtcSignature, ExternCNameHasNoTypes) {
   EXPECT_FALSE(rtc::parse_lowered_name("saxpy"));
   EXPECT_NO_THROW(rtc::check_signature("saxpy", "saxpy", {"float*"}));
