@@ -11,7 +11,7 @@
 //   auto scale = b.kernel("scale", CUDAG_KERNEL(scale_kernel), cudag::launch_over(n, 256), x, 2.0f, n);
 //   auto clear = b.memset("clear", x, 0u, 1024);
 //   b.edge(clear, scale);
-//   cudag::graph_spec spec = b.build();
+//   cudag::resolved_graph graph = b.resolve();   // what instantiate() runs
 #include <cuda_runtime_api.h>
 
 #include <concepts>
@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "cudag/arguments.hpp"
+#include "cudag/resolved_graph.hpp"
 #include "cudag/spec.hpp"
 
 namespace cudag {
@@ -70,7 +71,7 @@ template <class... P>
 class builder;
 
 /// A node of a builder, for edges: b.edge(a, c), or c.after(a, b). Valid
-/// until the builder's build() &&, which hands its nodes to the spec.
+/// until the builder's build() && or resolve() &&, which hand its nodes on.
 class node_ref {
  public:
   node_ref(builder& owner, std::size_t index);
@@ -260,14 +261,21 @@ class builder {
   [[nodiscard]] node_ref node(std::string_view name);
 
   // ---------------------------------------------------------------- result --
-  /// The spec so far, without dependency hints (build() adds them).
+  /// The spec so far.
   [[nodiscard]] const graph_spec& spec() const noexcept { return spec_; }
-  /// The spec, with its dependency_hints: each dependency's node index, so
-  /// that check() compares names instead of looking them up.
-  [[nodiscard]] graph_spec build() const&;
-  /// The same, moving the spec out: the builder is left empty but for its
+  /// The graph as the engine runs it: each dependency the index of its node,
+  /// as edge() recorded it, so that no name is looked up again
+  /// (check(), topological_order() and instantiate() take it as it is).
+  [[nodiscard]] resolved_graph resolve() const&;
+  /// The same, moving the graph out: the builder is left empty but for its
   /// graph name, ready for a new graph (every name free again); node_refs
   /// made before are refused from then on.
+  [[nodiscard]] resolved_graph resolve() &&;
+  /// The spec by name (the interchange form: files, diff, a child graph of
+  /// another builder). Checked or instantiated, its names are resolved
+  /// again; resolve() is the way to run it.
+  [[nodiscard]] graph_spec build() const&;
+  /// The same, moving the spec out, as resolve() && does.
   [[nodiscard]] graph_spec build() &&;
 
  private:
@@ -323,12 +331,15 @@ class builder {
   node_ref add_conditional(std::string name, conditional_kind kind, const condition_handle& c,
                            std::vector<graph_spec> bodies);
 
-  /// Fills out.dependency_hints from edges_ (out: spec_ or a copy of it).
-  void fill_hints(graph_spec& out) const;
+  /// Each node's dependencies as indices, from edges_, in the order of its
+  /// `deps`: `begin` (nodes + 1 entries) and `deps` as resolved_graph holds them.
+  void write_dependencies(std::vector<std::uint32_t>& begin, std::vector<std::uint32_t>& deps) const;
+  /// Empties the builder after a build() && or resolve() &&.
+  void start_again(const std::string& graph_name);
 
   graph_spec spec_;
   /// Every edge added, (to << 32) | from, in the order edge() added it to
-  /// `deps`: build() turns them into the spec's dependency hints.
+  /// `deps`: resolve() turns them into the resolved graph's indices.
   std::vector<std::uint64_t> edges_;
   /// The edges, (to << 32) | from, into nodes with long_list_from or more
   /// dependencies, as an open-addressing set (0: empty; an edge's two ends

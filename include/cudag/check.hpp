@@ -16,6 +16,7 @@
 
 #include "cudag/bindings.hpp"
 #include "cudag/error.hpp"
+#include "cudag/resolved_graph.hpp"
 #include "cudag/spec.hpp"
 
 namespace cudag {
@@ -74,10 +75,18 @@ void check(const graph_spec& spec);
 /// and no binding for an undeclared parameter.
 void check(const graph_spec& spec, std::span<const binding> bindings);
 
+/// check() of a resolved graph: the same rules, the same messages, without
+/// looking its top-level names up again.
+void check(const resolved_graph& graph);
+void check(const resolved_graph& graph, std::span<const binding> bindings);
+
 /// Node indices in a deterministic topological order: Kahn's algorithm,
 /// taking among ready nodes the one declared first. Throws check_error on a
 /// cycle, an unknown dependency or an empty or duplicate name.
 [[nodiscard]] std::vector<std::size_t> topological_order(const graph_spec& spec);
+/// The same for a resolved graph: the reversal of its dependencies and
+/// Kahn's sort, no name looked up (a cycle is refused, naming it).
+[[nodiscard]] std::vector<std::size_t> topological_order(const resolved_graph& graph);
 
 struct graph_analysis {
   std::vector<std::size_t> order;  ///< topological_order()

@@ -27,4 +27,5 @@
 #include "cudag/handles.hpp"
 #include "cudag/import.hpp"
 #include "cudag/op.hpp"
+#include "cudag/resolved_graph.hpp"
 #include "cudag/spec.hpp"

@@ -81,8 +81,7 @@ struct spec_diff {
 /// later ones count as added or removed. Child graphs that are the same
 /// object on both sides are not compared further. The top-level graphs'
 /// own names are not compared (a child graph's name is), nor what keeps a
-/// kernel's module alive (kernel_node::keep_alive), nor dependency hints
-/// (graph_spec::dependency_hints, which only speed up look-ups). Throws
+/// kernel's module alive (kernel_node::keep_alive). Throws
 /// cudag::error, naming the node, for a child graph that contains itself and
 /// for graphs nested more than 64 deep.
 [[nodiscard]] spec_diff diff(const graph_spec& before, const graph_spec& after);

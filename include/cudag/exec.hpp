@@ -13,6 +13,7 @@
 #include "cudag/arguments.hpp"
 #include "cudag/bindings.hpp"
 #include "cudag/exec_core.hpp"
+#include "cudag/resolved_graph.hpp"
 #include "cudag/spec.hpp"
 
 namespace cudag {
@@ -129,11 +130,16 @@ class exec {
   /// their launch: under the automatic policy, reshape's choice of path.
   rebind_path flush_dirty_after_launch_changes(std::size_t launch_changes);
   friend exec instantiate(graph_spec, std::span<const binding>, const instantiate_options&);
+  friend exec instantiate(resolved_graph, std::span<const binding>, const instantiate_options&);
   std::unique_ptr<impl> impl_;
 };
 
 /// Checks `spec` with its bindings, lowers it and instantiates it.
 [[nodiscard]] exec instantiate(graph_spec spec, std::span<const binding> bindings,
+                               const instantiate_options& options = {});
+/// The same for a resolved graph (builder::resolve(), resolve()): its
+/// top-level names are not looked up again.
+[[nodiscard]] exec instantiate(resolved_graph graph, std::span<const binding> bindings,
                                const instantiate_options& options = {});
 
 /// A graph lowered without instantiation (for capture/import, children and
@@ -145,6 +151,7 @@ struct lowered_graph {
   std::vector<std::shared_ptr<const void>> owned;
 };
 [[nodiscard]] lowered_graph lower(const graph_spec& spec, std::span<const binding> bindings);
+[[nodiscard]] lowered_graph lower(const resolved_graph& graph, std::span<const binding> bindings);
 
 /// A spec's nodes added to a stream capture in progress, and what they
 /// point at: keep this alive as long as the captured graph and every

@@ -273,15 +273,6 @@ struct graph_spec {
   std::vector<node> nodes;
   std::vector<param_decl> params;
   std::vector<condition_decl> conditions;
-  /// Optional: for every dependency of every node, in order (node 0's
-  /// `deps`, then node 1's, ...), the declaration index of the node it
-  /// names. The builder fills it so that check() need not look names up;
-  /// leave it empty when writing a spec by hand. Only a hint: where its size
-  /// differs from the number of dependencies it is ignored, and an entry is
-  /// used only when it is in range and that node's name equals the
-  /// dependency's, so a stale or wrong hint costs a name lookup, never a
-  /// wrong answer or another message.
-  std::vector<std::uint32_t> dependency_hints;
 
   // Compiled in the library: a translation unit that holds or returns a
   // spec does not instantiate the destruction and copying of every node kind.

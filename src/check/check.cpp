@@ -18,6 +18,10 @@ void run_spec_passes(const check_detail::spec_tree& tree, bool for_lowering = fa
   check_detail::check_buffer_lifetimes(tree);
 }
 
+check_detail::resolved_dependencies dependencies_of(const resolved_graph& graph) {
+  return {graph.dependency_begin(), graph.dependency_indices()};
+}
+
 }  // namespace
 
 void check(const graph_spec& spec) {
@@ -31,10 +35,43 @@ void check(const graph_spec& spec, std::span<const binding> bindings) {
   check_detail::check_bindings(tree, bindings);
 }
 
+void check(const resolved_graph& graph) {
+  const check_detail::spec_tree tree(graph.spec(), dependencies_of(graph));
+  run_spec_passes(tree);
+}
+
+void check(const resolved_graph& graph, std::span<const binding> bindings) {
+  const check_detail::spec_tree tree(graph.spec(), dependencies_of(graph));
+  run_spec_passes(tree);
+  check_detail::check_bindings(tree, bindings);
+}
+
+resolved_graph resolve(graph_spec spec) {
+  std::vector<std::uint32_t> dep_begin, deps;
+  {
+    // The view refuses what a resolved graph must not hold, with check()'s
+    // messages; its rows are the resolved dependencies.
+    const check_detail::graph_view view(spec, "", check_detail::describe_top_level(spec));
+    dep_begin = view.first_slot();
+    deps.resize(view.edge_count());
+    for (std::uint32_t v = 0, slot = 0; v < view.size(); ++v)
+      for (const auto e : boost::make_iterator_range(out_edges(v, view.dependencies())))
+        deps[slot++] = static_cast<std::uint32_t>(target(e, view.dependencies()));
+  }
+  return resolved_graph(std::move(spec), std::move(dep_begin), std::move(deps));
+}
+
+resolved_graph::resolved_graph() : dep_begin_(1, 0) { spec_.name = "graph"; }
+
+resolved_graph::resolved_graph(graph_spec spec, std::vector<std::uint32_t> dep_begin,
+                               std::vector<std::uint32_t> deps) noexcept
+    : spec_(std::move(spec)), dep_begin_(std::move(dep_begin)), deps_(std::move(deps)) {}
+
 namespace check_detail {
 
-checked_plans check_and_plan(const graph_spec& spec, std::span<const binding> bindings) {
-  const spec_tree tree(spec);
+checked_plans check_and_plan(const graph_spec& spec, std::span<const binding> bindings,
+                             const resolved_dependencies* resolved) {
+  const spec_tree tree = resolved ? spec_tree(spec, *resolved) : spec_tree(spec);
   run_spec_passes(tree, true);
   check_bindings(tree, bindings);
   checked_plans plans;

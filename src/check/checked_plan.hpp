@@ -34,7 +34,9 @@ struct checked_plans {
   return (n + 15) & ~std::size_t(15);
 }
 
-/// check(spec, bindings), returning the plans.
-[[nodiscard]] checked_plans check_and_plan(const graph_spec& spec, std::span<const binding> bindings);
+/// check(spec, bindings), returning the plans; with `resolved`, the
+/// top-level graph's dependencies as a resolved_graph gave them.
+[[nodiscard]] checked_plans check_and_plan(const graph_spec& spec, std::span<const binding> bindings,
+                                           const resolved_dependencies* resolved = nullptr);
 
 }  // namespace cudag::check_detail

@@ -3,6 +3,7 @@
 // all that lowering needs to walk a spec, without the Boost.Graph view the
 // checks build.
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "cudag/spec.hpp"
@@ -15,8 +16,19 @@ struct dependency_plan {
   std::vector<std::uint32_t> deps;       ///< declaration indices, in each node's declared order
 };
 
+/// A top-level graph's dependencies as a resolved_graph holds them (names
+/// known unique and non-empty, every dependency a node, none repeated).
+struct resolved_dependencies {
+  std::span<const std::uint32_t> begin;  ///< nodes + 1 entries
+  std::span<const std::uint32_t> deps;
+};
+
 /// Throws check_error, naming the nodes, for a duplicate or unknown name or
 /// a cycle.
 [[nodiscard]] dependency_plan plan_dependencies(const graph_spec& spec);
+/// The same for a resolved graph: Kahn's order alone (a cycle is reported
+/// by name).
+[[nodiscard]] dependency_plan plan_dependencies(const graph_spec& spec,
+                                                const resolved_dependencies& resolved);
 
 }  // namespace cudag::check_detail

@@ -25,6 +25,51 @@ graph_view::graph_view(const graph_spec& spec, std::string path_prefix, std::str
   }
 }
 
+graph_view::graph_view(const graph_spec& spec, const resolved_dependencies& resolved,
+                       std::string description)
+    : spec_(&spec), enclosing_(nullptr), description_(std::move(description)) {
+  const auto count = static_cast<std::uint32_t>(size());
+  names_indexed_ = false;
+  find_special_nodes();
+  resize_in_huge_pages(first_slot_, resolved.begin.size());
+  std::copy(resolved.begin.begin(), resolved.begin.end(), first_slot_.begin());
+  edge_count_ = first_slot_[count];
+  csr_rows rows;
+  resize_in_huge_pages(rows.begin, first_slot_.size());
+  std::copy(first_slot_.begin(), first_slot_.end(), rows.begin.begin());
+  resize_in_huge_pages(rows.target, edge_count_);
+  std::copy(resolved.deps.begin(), resolved.deps.end(), rows.target.begin());
+  for (std::uint32_t v = 0; v < count && declared_in_order_; ++v)
+    for (std::uint32_t s = first_slot_[v]; s < first_slot_[v + 1]; ++s) declared_in_order_ &= rows.target[s] < v;
+  csr_rows dependents;
+  if (!declared_in_order_) dependents = reverse_csr(count, rows.begin.data(), rows.target.data());
+  dependencies_ = adopt_csr<dependency_graph>(count, std::move(rows));
+  order_nodes(dependents);
+  if (!declared_in_order_) {
+    dependents_ = adopt_csr<dependent_graph>(count, std::move(dependents));
+    has_dependents_ = true;
+  }
+}
+
+void graph_view::find_special_nodes() {
+  const auto& nodes = spec_->nodes;
+  for (std::uint32_t i = 0; i < nodes.size(); ++i) {
+    const node_kind kind = nodes[i].kind();
+    if (kind == node_kind::child || kind == node_kind::conditional ||
+        kind == node_kind::mem_alloc || kind == node_kind::mem_free)
+      special_nodes_.push_back(i);
+  }
+}
+
+const name_index& graph_view::names() const {
+  if (!names_indexed_) {  // a resolved graph: its names are unique
+    index_by_name_ = name_index(spec_->nodes);
+    index_all(index_by_name_, spec_->nodes, [](std::uint32_t) {}, [](std::uint32_t, std::uint32_t) {});
+    names_indexed_ = true;
+  }
+  return index_by_name_;
+}
+
 const dependent_graph& graph_view::dependents() const {
   if (!has_dependents_) {
     const auto count = static_cast<std::uint32_t>(size());
@@ -40,7 +85,7 @@ const dependent_graph& graph_view::dependents() const {
 }
 
 std::optional<std::size_t> graph_view::index_of(std::string_view name) const {
-  return index_by_name_.find(name);
+  return names().find(name);
 }
 
 std::string graph_view::path(std::size_t index) const {
@@ -51,9 +96,8 @@ void graph_view::index_names() {
   const auto& nodes = spec_->nodes;
   resize_in_huge_pages(first_slot_, nodes.size() + 1);
   std::size_t total = 0;
-  // Whether the hints fit is known once every node is counted: fingerprints
-  // are kept wherever hints are given.
-  index_by_name_ = name_index(nodes, !spec_->dependency_hints.empty());
+  index_by_name_ = name_index(nodes);
+  names_indexed_ = true;
   index_all(
       index_by_name_, nodes,
       [&](std::uint32_t i) {
@@ -78,7 +122,6 @@ void graph_view::index_names() {
       });
   first_slot_[nodes.size()] = static_cast<std::uint32_t>(total);
   edge_count_ = total;
-  hinted_ = hints_fit(spec_->dependency_hints, total);
 }
 
 csr_rows graph_view::build_edges() {
@@ -118,11 +161,7 @@ csr_rows graph_view::build_edges() {
   const auto unknown = [&](std::size_t v, std::size_t k) {
     throw_unknown_dependency(static_cast<std::uint32_t>(v), nodes[v].deps[k]);
   };
-  if (hinted_)
-    resolve_hinted(index_by_name_, nodes, first_slot_.data(), spec_->dependency_hints, resolved,
-                   unknown);
-  else
-    resolve_dependencies(index_by_name_, nodes, first_slot_.data(), resolved, unknown);
+  resolve_dependencies(index_by_name_, nodes, first_slot_.data(), resolved, unknown);
   // Kahn's sort needs the dependents; a graph declared in dependency order
   // needs no sort, and its dependents are built only if a later pass asks.
   csr_rows dependents;

@@ -25,6 +25,7 @@
 
 #include "cudag/spec.hpp"
 #include "csr.hpp"
+#include "dependency_plan.hpp"
 #include "name_index.hpp"
 
 namespace cudag::check_detail {
@@ -47,6 +48,10 @@ class graph_view {
   /// sharpens the message for a dependency on a node of an outer graph.
   graph_view(const graph_spec& spec, std::string path_prefix, std::string description,
              const graph_view* enclosing = nullptr);
+  /// The view of a top-level graph whose dependencies were resolved
+  /// (resolved_graph): no name is looked up; only the order is computed (and
+  /// a cycle refused).
+  graph_view(const graph_spec& spec, const resolved_dependencies& resolved, std::string description);
 
   [[nodiscard]] const graph_spec& spec() const noexcept { return *spec_; }
   /// Out-edges of v: its dependencies, in declared order (edge index == slot).
@@ -97,9 +102,12 @@ class graph_view {
 
  private:
   /// Indexes the names; in the same pass over the nodes, counts their
-  /// dependencies (first_slot_, edge_count_, whether the spec's dependency
-  /// hints fit) and lists special_nodes_.
+  /// dependencies (first_slot_, edge_count_) and lists special_nodes_.
   void index_names();
+  /// Lists special_nodes_ (a resolved graph's names need no index).
+  void find_special_nodes();
+  /// The names' index, built on first use where the graph was resolved.
+  const name_index& names() const;
   /// Builds dependencies_; returns the dependents' rows, or no rows where
   /// every dependency was declared before its dependent (no sort needed).
   csr_rows build_edges();
@@ -114,12 +122,12 @@ class graph_view {
   const graph_view* enclosing_;
   std::string path_prefix_;
   std::string description_;
-  name_index index_by_name_;
+  mutable name_index index_by_name_;
+  mutable bool names_indexed_ = false;
   dependency_graph dependencies_;
   mutable dependent_graph dependents_;
   mutable bool has_dependents_ = false;
   std::size_t edge_count_ = 0;
-  bool hinted_ = false;  // resolve through graph_spec::dependency_hints
   bool declared_in_order_ = true;  // every dependency declared before its dependent
   std::vector<std::uint32_t> first_slot_;
   std::vector<std::uint32_t> special_nodes_;

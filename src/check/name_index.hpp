@@ -35,12 +35,6 @@ class name_index {
       : nodes_(&nodes), slots_(std::bit_ceil(std::max<std::size_t>(2 * nodes.size(), 16)), slot{}) {
     mask_ = slots_.size() - 1;
   }
-  /// With `fingerprints`, insert() also keeps each node's fingerprint_of()
-  /// by index, for names_node(), past the caches (a small graph's names
-  /// are compared in place).
-  name_index(const std::vector<node>& nodes, bool fingerprints) : name_index(nodes) {
-    if (fingerprints && nodes.size() > 4096) fingerprints_ = large_array<std::uint64_t>(nodes.size(), 0);
-  }
 
   /// A name in a word: the name itself, zero-padded, with its length in the
   /// top byte, for names of up to 7 bytes; for longer ones their first 7
@@ -53,18 +47,6 @@ class name_index {
     return (prefix & low7) | ~low7;
   }
 
-  /// True when node `index` exists and is named `name` (whose prefix_of()
-  /// is `prefix`): where fingerprints are kept, one word compared, the names
-  /// themselves only past 7 bytes.
-  [[nodiscard]] bool names_node(std::uint32_t index, std::string_view name,
-                                std::uint64_t prefix) const noexcept {
-    if (fingerprints_.empty()) return nodes_ && index < nodes_->size() && (*nodes_)[index].name == name;
-    return index < fingerprints_.size() && fingerprints_[index] == fingerprint_of(name, prefix) &&
-           (name.size() <= 7 || (*nodes_)[index].name == name);
-  }
-  void prefetch_fingerprint(std::uint32_t index) const noexcept {
-    if (index < fingerprints_.size()) __builtin_prefetch(&fingerprints_[index]);
-  }
 
   /// A hash of 8-byte words, inlined: node names are short, and hashing is
   /// most of what a small graph's check costs. Every load is a whole word
@@ -125,7 +107,6 @@ class name_index {
     const std::string_view name = (*nodes_)[index].name;
     const std::uint32_t tag = tag_of(hash, name.size());
     const std::uint64_t prefix = prefix_of(name);
-    if (!fingerprints_.empty()) fingerprints_[index] = fingerprint_of(name, prefix);
     for (std::size_t at = hash & mask_;; at = (at + 1) & mask_) {
       slot& s = slots_[at];
       if (s.index == empty) {
@@ -173,11 +154,6 @@ class name_index {
     }
   }
 
-  /// True when fingerprints are kept and node `index` has `fingerprint`.
-  [[nodiscard]] bool has_fingerprint(std::uint32_t index, std::uint64_t fingerprint) const noexcept {
-    return index < fingerprints_.size() && fingerprints_[index] == fingerprint;
-  }
-  [[nodiscard]] bool keeps_fingerprints() const noexcept { return !fingerprints_.empty(); }
 
   void prefetch(std::uint64_t hash) const noexcept {
     if (!slots_.empty()) __builtin_prefetch(&slots_[hash & mask_]);
@@ -230,7 +206,6 @@ class name_index {
   const std::vector<node>* nodes_ = nullptr;
   large_array<slot> slots_;
   std::size_t mask_ = 0;
-  large_array<std::uint64_t> fingerprints_;  // by node index, when kept
 };
 
 /// Inserts every node of `nodes` into `names`, in declaration order: calls
@@ -299,23 +274,19 @@ inline large_array<std::uint64_t> dependency_fingerprints(const std::vector<node
 /// (dependency_fingerprints()), calling resolved(v, k, index) or
 /// unknown(v, k) in order as resolve_dependencies() does. A name of up to 7
 /// bytes is found from its fingerprint alone; a longer one is read again and
-/// looked up by name. With `hints` (one per slot; `names` keeps
-/// fingerprints), a hinted node whose fingerprint, and past 7 bytes whose
-/// name, equals the dependency's is taken without a lookup. Lookups (or
-/// hinted fingerprints) are prefetched a few slots ahead.
+/// looked up by name. Lookups are prefetched a few slots ahead.
 template <class Resolved, class Unknown>
 void lookup_fingerprints(const name_index& names, const std::vector<node>& nodes,
                          const std::uint32_t* dep_begin, const std::uint64_t* keys,
-                         const std::uint32_t* hints, Resolved&& resolved, Unknown&& unknown) {
+                         Resolved&& resolved, Unknown&& unknown) {
   const std::size_t count = nodes.size();
   const std::size_t total = dep_begin[count];
   constexpr std::size_t ahead = 16;  // slots, a power of two
   std::uint64_t hashes[ahead] = {};
   const auto look_ahead = [&](std::size_t s) {
-    if (hints) names.prefetch_fingerprint(hints[s]);
     if (name_index::is_short(keys[s])) {
       hashes[s % ahead] = name_index::hash_of_short(keys[s]);
-      if (!hints) names.prefetch(hashes[s % ahead]);
+      names.prefetch(hashes[s % ahead]);
     }
   };
   for (std::size_t s = 0; s < std::min(ahead, total); ++s) look_ahead(s);
@@ -326,11 +297,6 @@ void lookup_fingerprints(const name_index& names, const std::vector<node>& nodes
       const std::uint64_t hash = hashes[s % ahead];
       if (s + ahead < total) look_ahead(s + ahead);
       const bool is_short = name_index::is_short(key);
-      if (hints && names.has_fingerprint(hints[s], key) &&
-          (is_short || nodes[hints[s]].name == nodes[v].deps[s - first])) {
-        resolved(v, s - first, hints[s]);
-        continue;
-      }
       const std::optional<std::uint32_t> found =
           is_short ? names.find_short(key, hash) : names.find(nodes[v].deps[s - first]);
       if (found)
@@ -387,51 +353,7 @@ void resolve_dependencies(const name_index& names, const std::vector<node>& node
     return;
   }
   const large_array<std::uint64_t> keys = dependency_fingerprints(nodes, dep_begin);
-  lookup_fingerprints(names, nodes, dep_begin, keys.data(), nullptr, resolved, unknown);
-}
-
-/// True when `hints` (graph_spec::dependency_hints) has one entry per
-/// dependency of `nodes`, so that resolve_hinted() may read it.
-[[nodiscard]] inline bool hints_fit(const std::vector<std::uint32_t>& hints,
-                                    std::size_t dependency_count) noexcept {
-  return !hints.empty() && hints.size() == dependency_count;
-}
-
-/// resolve_dependencies() for a spec whose dependency hints fit (hints_fit();
-/// `names` keeps fingerprints): the same calls in the same order, but a
-/// dependency whose hint is in range and names the node of that index (its
-/// fingerprint, and past 7 bytes the whole name, equal) is resolved to it
-/// without hashing; any other is looked up by name. Names being unique
-/// (index_all() refused duplicates first), a hint that passes is the node the
-/// name lookup would find. Past the caches (where `names` keeps
-/// fingerprints) the two passes of resolve_dependencies() run, the second
-/// comparing each hinted node's fingerprint (prefetched a few slots ahead)
-/// instead of probing the table.
-template <class Resolved, class Unknown>
-void resolve_hinted(const name_index& names, const std::vector<node>& nodes,
-                    const std::uint32_t* dep_begin, const std::vector<std::uint32_t>& hints,
-                    Resolved&& resolved, Unknown&& unknown) {
-  const std::size_t count = nodes.size();
-  if (names.keeps_fingerprints()) {  // past the caches
-    const large_array<std::uint64_t> keys = dependency_fingerprints(nodes, dep_begin);
-    lookup_fingerprints(names, nodes, dep_begin, keys.data(), hints.data(), resolved, unknown);
-    return;
-  }
-  std::size_t slot = 0;
-  for (std::size_t v = 0; v < count; ++v) {
-    const auto& deps = nodes[v].deps;
-    for (std::size_t k = 0; k < deps.size(); ++k, ++slot) {
-      const std::string& name = deps[k];
-      const std::uint64_t prefix = name_index::prefix_of(name);
-      const std::uint32_t hinted = hints[slot];
-      if (names.names_node(hinted, name, prefix))
-        resolved(v, k, hinted);
-      else if (auto found = names.find(name, name_index::hash_of(name, prefix), prefix))
-        resolved(v, k, *found);
-      else
-        unknown(v, k);
-    }
-  }
+  lookup_fingerprints(names, nodes, dep_begin, keys.data(), resolved, unknown);
 }
 
 }  // namespace cudag::check_detail

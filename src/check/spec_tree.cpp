@@ -18,8 +18,13 @@ spec_tree::spec_tree(const graph_spec& top_level) {
   add_frame(top_level, no_frame, 0, "", describe_top_level(top_level), false);
 }
 
+spec_tree::spec_tree(const graph_spec& top_level, const resolved_dependencies& resolved) {
+  add_frame(top_level, no_frame, 0, "", describe_top_level(top_level), false, &resolved);
+}
+
 void spec_tree::add_frame(const graph_spec& spec, std::size_t parent, std::size_t enclosing_node,
-                          std::string prefix, std::string description, bool in_body) {
+                          std::string prefix, std::string description, bool in_body,
+                          const resolved_dependencies* resolved) {
   const std::size_t depth = parent == no_frame ? 0 : frames_[parent]->depth + 1;
   if (depth > max_nesting) {
     // The enclosing node's path is the prefix without its final '/'.
@@ -30,8 +35,9 @@ void spec_tree::add_frame(const graph_spec& spec, std::size_t parent, std::size_
   const std::size_t self = frames_.size();
   const graph_view* enclosing = parent == no_frame ? nullptr : &frames_[parent]->view;
   frames_.push_back(std::make_unique<frame>(frame{
-      graph_view(spec, std::move(prefix), std::move(description), enclosing), parent,
-      enclosing_node, depth, in_body, {}, {}, {}, {}, {}, {}, true}));
+      resolved ? graph_view(spec, *resolved, std::move(description))
+               : graph_view(spec, std::move(prefix), std::move(description), enclosing),
+      parent, enclosing_node, depth, in_body, {}, {}, {}, {}, {}, {}, true}));
   frame& f = *frames_.back();
 
   for (const param_decl& p : spec.params)

@@ -58,6 +58,9 @@ class spec_tree {
   /// problem (names, dependencies, cycles, a child without a graph, a
   /// parameter or condition declared twice in one graph, nesting too deep).
   explicit spec_tree(const graph_spec& top_level);
+  /// The same for a top-level graph whose dependencies were resolved
+  /// (resolved_graph): its names are not looked up again.
+  spec_tree(const graph_spec& top_level, const resolved_dependencies& resolved);
 
   [[nodiscard]] std::size_t size() const noexcept { return frames_.size(); }
   [[nodiscard]] const frame& at(std::size_t index) const noexcept { return *frames_[index]; }
@@ -85,7 +88,8 @@ class spec_tree {
 
  private:
   void add_frame(const graph_spec& spec, std::size_t parent, std::size_t enclosing_node,
-                 std::string prefix, std::string description, bool in_body);
+                 std::string prefix, std::string description, bool in_body,
+                 const resolved_dependencies* resolved = nullptr);
 
   std::vector<std::unique_ptr<frame>> frames_;
 };

@@ -90,16 +90,14 @@ dependency_plan plan_dependencies(const graph_spec& spec) {
   dependency_plan plan;
   resize_in_huge_pages(plan.dep_begin, count + 1);
   // Each node's dependencies are counted as its name is indexed (one pass
-  // over the nodes); whether the hints fit is known after, so fingerprints
-  // are kept wherever hints are given.
-  name_index names(spec.nodes, !spec.dependency_hints.empty());
+  // over the nodes).
+  name_index names(spec.nodes);
   index_all(
       names, spec.nodes,
       [&](std::uint32_t v) {
         plan.dep_begin[v + 1] = plan.dep_begin[v] + static_cast<std::uint32_t>(spec.nodes[v].deps.size());
       },
       [&](std::uint32_t, std::uint32_t) { report(); });
-  const bool hinted = hints_fit(spec.dependency_hints, plan.dep_begin[count]);
 
   resize_in_huge_pages(plan.deps, plan.dep_begin[count]);
   bool declared_in_order = true;  // every dependency declared before its dependent
@@ -108,10 +106,7 @@ dependency_plan plan_dependencies(const graph_spec& spec) {
     declared_in_order &= u < v;
   };
   const auto unknown = [&](std::size_t, std::size_t) { report(); };
-  if (hinted)
-    resolve_hinted(names, spec.nodes, plan.dep_begin.data(), spec.dependency_hints, resolved, unknown);
-  else
-    resolve_dependencies(names, spec.nodes, plan.dep_begin.data(), resolved, unknown);
+  resolve_dependencies(names, spec.nodes, plan.dep_begin.data(), resolved, unknown);
   if (declared_in_order) {  // Kahn's order is the declaration's: see in_declaration_order()
     in_declaration_order(count, plan.order);
     return plan;
@@ -123,7 +118,38 @@ dependency_plan plan_dependencies(const graph_spec& spec) {
   return plan;
 }
 
+dependency_plan plan_dependencies(const graph_spec& spec, const resolved_dependencies& resolved) {
+  const auto count = static_cast<std::uint32_t>(spec.nodes.size());
+  dependency_plan plan;
+  resize_in_huge_pages(plan.dep_begin, count + 1);
+  std::copy(resolved.begin.begin(), resolved.begin.end(), plan.dep_begin.begin());
+  resize_in_huge_pages(plan.deps, resolved.deps.size());
+  std::copy(resolved.deps.begin(), resolved.deps.end(), plan.deps.begin());
+  bool declared_in_order = true;
+  for (std::uint32_t v = 0; v < count && declared_in_order; ++v)
+    for (std::uint32_t s = plan.dep_begin[v]; s < plan.dep_begin[v + 1]; ++s)
+      declared_in_order &= plan.deps[s] < v;
+  if (declared_in_order) {
+    in_declaration_order(count, plan.order);
+    return plan;
+  }
+  const csr_rows dependents = reverse_csr(count, plan.dep_begin.data(), plan.deps.data());
+  if (!kahn_order(count, plan.dep_begin.data(), dependents.begin.data(), dependents.target.data(),
+                  plan.order))
+    graph_view(spec, resolved, describe_top_level(spec));  // throws, naming the cycle
+  return plan;
+}
+
 }  // namespace check_detail
+
+std::vector<std::size_t> topological_order(const resolved_graph& graph) {
+  const check_detail::dependency_plan plan = check_detail::plan_dependencies(
+      graph.spec(), {graph.dependency_begin(), graph.dependency_indices()});
+  std::vector<std::size_t> order;
+  check_detail::resize_in_huge_pages(order, plan.order.size());
+  std::copy(plan.order.begin(), plan.order.end(), order.begin());
+  return order;
+}
 
 std::vector<std::size_t> topological_order(const graph_spec& spec) {
   const check_detail::dependency_plan plan = check_detail::plan_dependencies(spec);

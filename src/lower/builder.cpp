@@ -326,47 +326,63 @@ void builder::refuse_edge(const node_ref& from, const node_ref& to) const {
               std::to_string(to.index_) + " joins nodes this builder does not hold");
 }
 
-graph_spec builder::build() const& {
-  graph_spec out = spec_;
-  fill_hints(out);
+graph_spec builder::build() const& { return spec_; }
+
+graph_spec builder::build() && {
+  graph_spec out = std::move(spec_);
+  start_again(out.name);
   return out;
 }
 
-graph_spec builder::build() && {
-  fill_hints(spec_);
-  graph_spec out = std::move(spec_);
+resolved_graph builder::resolve() const& {
+  std::vector<std::uint32_t> begin, deps;
+  write_dependencies(begin, deps);
+  return resolved_graph(spec_, std::move(begin), std::move(deps));
+}
+
+resolved_graph builder::resolve() && {
+  std::vector<std::uint32_t> begin, deps;
+  write_dependencies(begin, deps);
+  resolved_graph out(std::move(spec_), std::move(begin), std::move(deps));
+  start_again(out.spec().name);
+  return out;
+}
+
+void builder::start_again(const std::string& graph_name) {
   // Empty again, for the next graph; messages still name this one.
   spec_ = graph_spec();
-  spec_.name = out.name;
+  spec_.name = graph_name;
   edges_.clear();
   long_list_edges_.clear();
   long_list_edge_count_ = 0;
   name_slots_.clear();
   ++generation_;
-  return out;
 }
 
-void builder::fill_hints(graph_spec& out) const {
-  std::vector<std::uint32_t>& hints = out.dependency_hints;
-  hints.resize(edges_.size());
+void builder::write_dependencies(std::vector<std::uint32_t>& begin,
+                                 std::vector<std::uint32_t>& deps) const {
+  const std::size_t count = spec_.nodes.size();
+  begin.resize(count + 1);
+  std::uint32_t total = 0;
+  for (std::size_t v = 0; v < count; ++v) {
+    begin[v] = total;
+    total += static_cast<std::uint32_t>(spec_.nodes[v].deps.size());
+  }
+  begin[count] = total;
+  deps.resize(edges_.size());
   // Edges added in the order of the nodes they lead to (a chain, a node's
-  // edges added as it is made) are the hints' order already.
+  // edges added as it is made) are in the resolved order already.
   bool in_order = true;
   for (std::size_t e = 1; e < edges_.size() && in_order; ++e)
     in_order = (edges_[e - 1] >> 32) <= (edges_[e] >> 32);
   if (in_order) {
-    for (std::size_t e = 0; e < edges_.size(); ++e) hints[e] = static_cast<std::uint32_t>(edges_[e]);
+    for (std::size_t e = 0; e < edges_.size(); ++e) deps[e] = static_cast<std::uint32_t>(edges_[e]);
     return;
   }
   // Otherwise a stable counting sort by the node they lead to: each node's
   // dependencies keep the order edge() listed them in.
-  std::vector<std::uint32_t> next(out.nodes.size());
-  std::uint32_t total = 0;
-  for (std::size_t v = 0; v < out.nodes.size(); ++v) {
-    next[v] = total;
-    total += static_cast<std::uint32_t>(out.nodes[v].deps.size());
-  }
-  for (const std::uint64_t e : edges_) hints[next[e >> 32]++] = static_cast<std::uint32_t>(e);
+  std::vector<std::uint32_t> next(begin.begin(), begin.end() - 1);
+  for (const std::uint64_t e : edges_) deps[next[e >> 32]++] = static_cast<std::uint32_t>(e);
 }
 
 void builder::edge(std::string_view from, std::string_view to) {

@@ -128,11 +128,12 @@ std::unique_ptr<exec::impl> lower_fresh(graph_spec spec, std::span<const binding
                                         const instantiate_options& options,
                                         std::shared_ptr<host_failure_sink> failures,
                                         unique_graph& graph_out,
-                                        std::vector<std::shared_ptr<const void>>& owned) {
+                                        std::vector<std::shared_ptr<const void>>& owned,
+                                        const check_detail::resolved_dependencies* resolved = nullptr) {
   auto st = std::make_unique<exec::impl>();
   st->spec = std::move(spec);
   // Checked where it will live: the plans are keyed by each graph's address.
-  const check_detail::checked_plans plans = check_detail::check_and_plan(st->spec, bindings);
+  const check_detail::checked_plans plans = check_detail::check_and_plan(st->spec, bindings, resolved);
   st->options = options;
   detail::bind_params(st->spec, bindings, st->params, st->param_index);
   graph_out = make_graph();
@@ -145,12 +146,15 @@ std::unique_ptr<exec::impl> lower_fresh(graph_spec spec, std::span<const binding
 
 }  // namespace
 
-exec instantiate(graph_spec spec, std::span<const binding> bindings,
-                 const instantiate_options& options) {
+namespace {
+
+std::unique_ptr<exec::impl> instantiate_checked(graph_spec spec, std::span<const binding> bindings,
+                                                const instantiate_options& options,
+                                                const check_detail::resolved_dependencies* resolved) {
   exec_core core;
   unique_graph graph;
   std::vector<std::shared_ptr<const void>> owned;
-  auto st = lower_fresh(std::move(spec), bindings, options, core.host_failures(), graph, owned);
+  auto st = lower_fresh(std::move(spec), bindings, options, core.host_failures(), graph, owned, resolved);
   for (auto& o : owned) core.keep_alive(std::move(o));
   try {
     core.reinstantiate(std::move(graph), options,
@@ -160,11 +164,28 @@ exec instantiate(graph_spec spec, std::span<const binding> bindings,
                 e.node());
   }
   st->core = std::move(core);
-  return exec(std::move(st));
+  return st;
 }
 
-lowered_graph lower(const graph_spec& spec, std::span<const binding> bindings) {
-  const check_detail::checked_plans plans = check_detail::check_and_plan(spec, bindings);
+}  // namespace
+
+exec instantiate(graph_spec spec, std::span<const binding> bindings,
+                 const instantiate_options& options) {
+  return exec(instantiate_checked(std::move(spec), bindings, options, nullptr));
+}
+
+exec instantiate(resolved_graph graph, std::span<const binding> bindings,
+                 const instantiate_options& options) {
+  detail::resolved_parts parts = detail::resolved_parts::take(std::move(graph));
+  const check_detail::resolved_dependencies resolved{parts.dep_begin, parts.deps};
+  return exec(instantiate_checked(std::move(parts.spec), bindings, options, &resolved));
+}
+
+namespace {
+
+lowered_graph lower_checked(const graph_spec& spec, std::span<const binding> bindings,
+                            const check_detail::resolved_dependencies* resolved) {
+  const check_detail::checked_plans plans = check_detail::check_and_plan(spec, bindings, resolved);
   std::vector<param_state> params;
   detail::name_map<std::uint32_t> index;
   detail::bind_params(spec, bindings, params, index);
@@ -183,6 +204,17 @@ lowered_graph lower(const graph_spec& spec, std::span<const binding> bindings) {
   for (node_state& n : nodes)  // the states die here: their paths move
     if (!n.nested) out.nodes.emplace_back(std::move(n.path), n.handle);
   return out;
+}
+
+}  // namespace
+
+lowered_graph lower(const graph_spec& spec, std::span<const binding> bindings) {
+  return lower_checked(spec, bindings, nullptr);
+}
+
+lowered_graph lower(const resolved_graph& graph, std::span<const binding> bindings) {
+  const check_detail::resolved_dependencies resolved{graph.dependency_begin(), graph.dependency_indices()};
+  return lower_checked(graph.spec(), bindings, &resolved);
 }
 
 namespace {

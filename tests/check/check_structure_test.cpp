@@ -310,10 +310,15 @@ TEST(CheckStructure, LargeGraphsMatchTheOracleDeclaredInAnyOrder) {
       const auto plans = check_detail::check_and_plan(g, std::span<const binding>{});
       EXPECT_EQ(plans.at(&g).order, std::vector<std::uint32_t>(expected.begin(), expected.end()));
       EXPECT_EQ(plans.at(&g).deps, expected_deps);
-      g.dependency_hints = expected_deps;  // as the builder gives them
-      EXPECT_EQ(topological_order(g), expected);
-      const auto hinted = check_detail::check_and_plan(g, std::span<const binding>{});
-      EXPECT_EQ(hinted.at(&g).deps, expected_deps);
+      // Resolved once (as a builder gives it): the same order and plan.
+      const resolved_graph r = resolve(g);
+      EXPECT_EQ(std::vector<std::uint32_t>(r.dependency_indices().begin(), r.dependency_indices().end()),
+                expected_deps);
+      EXPECT_EQ(topological_order(r), expected);
+      const check_detail::resolved_dependencies rows{r.dependency_begin(), r.dependency_indices()};
+      const auto resolved = check_detail::check_and_plan(r.spec(), std::span<const binding>{}, &rows);
+      EXPECT_EQ(resolved.at(&r.spec()).deps, expected_deps);
+      EXPECT_EQ(resolved.at(&r.spec()).order, std::vector<std::uint32_t>(expected.begin(), expected.end()));
     }
   }
 }

@@ -245,11 +245,11 @@ TEST(Builder, ReserveKeepsTheNodesInPlaceAndEveryNameFound) {
   EXPECT_EQ(b.spec().nodes.back().deps, std::vector<std::string>{"early_0"});
 }
 
-// build() hands check() each dependency's node index (dependency_hints, all
-// nodes' lists in order), whatever order the edges were added in; spec()
-// has none; a repeated edge adds no hint.
-TEST(Builder, BuildGivesEachDependencysIndex) {
-  cudag::builder b("hints");
+// resolve() gives each dependency as its node's index (all nodes' lists in
+// order, as `deps` names them), whatever order the edges were added in; a
+// repeated edge adds none.
+TEST(Builder, ResolveGivesEachDependencysIndex) {
+  cudag::builder b("resolved");
   auto a = b.empty("a");
   auto c = b.empty("c");
   auto bb = b.empty("b");
@@ -260,22 +260,32 @@ TEST(Builder, BuildGivesEachDependencysIndex) {
   b.edge("a", "d");
   d.after(c);               // repeated: ignored
   b.chain(a, d);            // repeated through chain(): ignored
-  const auto expected_hints = [](const cudag::graph_spec& s) {
-    std::vector<std::uint32_t> hints;
+  // The indices by name, and the resolved graph's rows of them.
+  const auto expected_indices = [](const cudag::graph_spec& s) {
+    std::vector<std::uint32_t> indices;
     for (const cudag::node& n : s.nodes)
       for (const std::string& dep : n.deps) {
         std::uint32_t i = 0;
         while (s.nodes[i].name != dep) ++i;
-        hints.push_back(i);
+        indices.push_back(i);
       }
-    return hints;
+    return indices;
   };
-  EXPECT_TRUE(b.spec().dependency_hints.empty());
-  const cudag::graph_spec copy = b.build();
-  EXPECT_EQ(copy.nodes[3].deps, (std::vector<std::string>{"c", "b", "a"}));
-  EXPECT_EQ(copy.dependency_hints, expected_hints(copy));
-  EXPECT_EQ(copy.dependency_hints, (std::vector<std::uint32_t>{0, 0, 1, 2, 0}));
+  const auto rows = [](const cudag::resolved_graph& g) {
+    std::vector<std::uint32_t> all;
+    for (std::size_t v = 0; v < g.size(); ++v)
+      for (const std::uint32_t u : g.dependencies(v)) all.push_back(u);
+    EXPECT_EQ(all, std::vector<std::uint32_t>(g.dependency_indices().begin(),
+                                              g.dependency_indices().end()));
+    return all;
+  };
+  const cudag::resolved_graph copy = b.resolve();
+  EXPECT_EQ(copy[3].deps, (std::vector<std::string>{"c", "b", "a"}));
+  EXPECT_EQ(rows(copy), expected_indices(copy.spec()));
+  EXPECT_EQ(rows(copy), (std::vector<std::uint32_t>{0, 0, 1, 2, 0}));
   EXPECT_EQ(cudag::topological_order(copy), (std::vector<std::size_t>{0, 1, 2, 3}));
+  EXPECT_EQ(cudag::topological_order(copy), cudag::topological_order(b.build()));
+  EXPECT_EQ(rows(cudag::resolve(b.build())), rows(copy));  // the one resolver agrees
 
   // Edges added in node order (a chain as it is built): the same.
   cudag::builder chain("chain");
@@ -286,10 +296,11 @@ TEST(Builder, BuildGivesEachDependencysIndex) {
     if (i >= 2) n.after(chain.node("n" + std::to_string(i - 2)));
     previous = n;
   }
-  const cudag::graph_spec moved = std::move(chain).build();
-  EXPECT_EQ(moved.dependency_hints, expected_hints(moved));
-  EXPECT_EQ(moved.dependency_hints.size(), 99u + 98u);
+  const cudag::resolved_graph moved = std::move(chain).resolve();
+  EXPECT_EQ(rows(moved), expected_indices(moved.spec()));
+  EXPECT_EQ(moved.dependency_indices().size(), 99u + 98u);
   cudag::check(moved);
+  EXPECT_EQ(chain.spec().nodes.size(), 0u);  // resolve() && started the builder again
 }
 
 // A join of many nodes: a repeated edge is ignored whether its node's list
@@ -314,8 +325,11 @@ TEST(Builder, RepeatedEdgesIntoALongListAreIgnored) {
   ASSERT_EQ(deps.size(), std::size_t(leaves));
   for (int i = 0; i < leaves; ++i) EXPECT_EQ(deps[std::size_t(i)], "leaf" + std::to_string(i));
   EXPECT_EQ(b.spec().nodes[std::size_t(leaves) + 1].deps.size(), std::size_t(leaves / 3));
-  const cudag::graph_spec built = b.build();
-  EXPECT_EQ(built.dependency_hints.size(), std::size_t(leaves + leaves / 3));
+  const cudag::resolved_graph built = b.resolve();
+  EXPECT_EQ(built.dependency_indices().size(), std::size_t(leaves + leaves / 3));
+  EXPECT_EQ(built.dependencies(std::size_t(leaves)).size(), std::size_t(leaves));
+  for (int i = 0; i < leaves; ++i)
+    EXPECT_EQ(built.dependencies(std::size_t(leaves))[std::size_t(i)], std::uint32_t(i));
   cudag::check(built);
 
   // After build() && the builder starts again: the same names, fresh edges.
@@ -448,7 +462,8 @@ TEST(Builder, RefsMadeBeforeBuildAreRefusedAndTheBuilderStartsAgain) {
   const cudag::graph_spec again = std::move(b).build();
   EXPECT_EQ(again.name, "g");
   EXPECT_EQ(again.nodes.size(), 3u);
-  EXPECT_EQ(again.dependency_hints, (std::vector<std::uint32_t>{0, 1}));
+  EXPECT_EQ(again.nodes[1].deps, (std::vector<std::string>{"p"}));
+  EXPECT_EQ(again.nodes[2].deps, (std::vector<std::string>{"q"}));
   cudag::check(again);
   EXPECT_THROW(b.edge(p, q), cudag::error) << "refs of the second build were accepted";
 }

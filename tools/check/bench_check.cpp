@@ -137,12 +137,12 @@ int main(int argc, char** argv) {
     });
     std::printf("%-34s %10.4f ms a call (median of batches of %d)\n", "check of a 1000-kernel chain",
                 ms / calls, calls);
-    cudag::tools::add_dependency_hints(chain);  // as the builder's build() gives it
-    const double hinted_ms = median_ms(std::max(repeats, 11), [&] {
-      for (int i = 0; i < calls; ++i) cudag::check(chain);
+    const cudag::resolved_graph resolved = cudag::resolve(chain);  // as a builder gives it
+    const double resolved_ms = median_ms(std::max(repeats, 11), [&] {
+      for (int i = 0; i < calls; ++i) cudag::check(resolved);
     });
-    std::printf("%-34s %10.4f ms a call (median of batches of %d)\n", "  the same with builder's hints",
-                hinted_ms / calls, calls);
+    std::printf("%-34s %10.4f ms a call (median of batches of %d)\n", "  the same, resolved",
+                resolved_ms / calls, calls);
     // What lowering calls: check() with bindings, returning each graph's plan.
     float* x = nullptr;
     const cudag::binding binds[] = {cudag::bind("x", x), cudag::bind("n", 1)};
@@ -173,26 +173,22 @@ int main(int argc, char** argv) {
   report("topological_order",
          median_ms(repeats, [&] { sink += cudag::topological_order(spec).size(); }),
          extra_peak_mib([&] { sink += cudag::topological_order(spec).size(); }), spec_mib);
-  // The same spec with the dependency hints the builder's build() adds
-  // (each dependency's node index): names compared, not looked up. The
-  // hints (4 bytes a dependency) are counted in the spec's size here.
+  // The same graph resolved once (as a builder's resolve() gives it): no
+  // name looked up. The resolved rows (4 bytes a dependency and a node) are
+  // counted in its size here; resolve() itself is timed too, on a copy.
   {
-    std::vector<std::uint32_t> hints;
-    {
-      cudag::graph_spec names_only;
-      names_only.nodes.swap(spec.nodes);
-      cudag::tools::add_dependency_hints(names_only);
-      names_only.nodes.swap(spec.nodes);
-      hints.swap(names_only.dependency_hints);
-    }
-    const double hinted_mib = spec_mib + static_cast<double>(hints.size()) * 4 / (1 << 20);
-    spec.dependency_hints.swap(hints);
-    report("check (builder's hints)", median_ms(repeats, [&] { cudag::check(spec); }),
-           extra_peak_mib([&] { cudag::check(spec); }), hinted_mib);
-    report("topological_order (hints)",
-           median_ms(repeats, [&] { sink += cudag::topological_order(spec).size(); }),
-           extra_peak_mib([&] { sink += cudag::topological_order(spec).size(); }), hinted_mib);
-    spec.dependency_hints.swap(hints);
+    report("resolve (a copy of the spec)",
+           median_ms(repeats, [&] { sink += cudag::resolve(spec).size(); }),
+           extra_peak_mib([&] { sink += cudag::resolve(spec).size(); }), spec_mib);
+    cudag::resolved_graph resolved = cudag::resolve(std::move(spec));
+    const double resolved_mib =
+        spec_mib + static_cast<double>(resolved.dependency_indices().size() + resolved.size()) * 4 / (1 << 20);
+    report("check (resolved)", median_ms(repeats, [&] { cudag::check(resolved); }),
+           extra_peak_mib([&] { cudag::check(resolved); }), resolved_mib);
+    report("topological_order (resolved)",
+           median_ms(repeats, [&] { sink += cudag::topological_order(resolved).size(); }),
+           extra_peak_mib([&] { sink += cudag::topological_order(resolved).size(); }), resolved_mib);
+    spec = cudag::detail::resolved_parts::take(std::move(resolved)).spec;
   }
   report("analyze (no redundant edges)",
          median_ms(repeats, [&] { sink += cudag::analyze(spec, {.redundant_edges = false}).width; }),

@@ -56,18 +56,6 @@ inline graph_spec random_dag(std::size_t node_count, std::size_t edge_count, std
   return spec;
 }
 
-/// Fills spec.dependency_hints as the builder does (each dependency's node
-/// index, all nodes' lists in order).
-inline void add_dependency_hints(graph_spec& spec) {
-  std::unordered_map<std::string, std::uint32_t> index;
-  index.reserve(spec.nodes.size());
-  for (std::size_t i = 0; i < spec.nodes.size(); ++i)
-    index.emplace(spec.nodes[i].name, static_cast<std::uint32_t>(i));
-  spec.dependency_hints.clear();
-  for (const node& n : spec.nodes)
-    for (const std::string& d : n.deps) spec.dependency_hints.push_back(index.at(d));
-}
-
 inline void stand_in_kernel() {}
 
 /// Turns every `every`-th node of a random_dag() into a kernel node reading

@@ -6,7 +6,7 @@
 //
 //   build        hand-written cudaGraphAddKernelNode calls; stream capture of
 //                the same launches (8 streams and events where the shape has
-//                parallel work); the builder path (builder calls, build(),
+//                parallel work); the builder path (builder calls, resolve(),
 //                lower(), which runs check()); the DSL's lower() where a
 //                static graph of that shape and size is compiled in
 //   build+inst   the same, each followed by instantiation
@@ -395,9 +395,9 @@ void gpu_shape(results& out, const settings& cfg, device_state& dev, shape s, in
   // the hand-written calls, whose graph is destroyed untimed here.
   {
     cudaGraph_t hand = nullptr;
-    const cudag::graph_spec spec = builder_spec(d, n);
+    const cudag::resolved_graph spec = builder_spec(d, n);
     const std::vector<cudag::binding> binds = bindings(dev.buf, 1.0f, 1.0f);
-    std::optional<cudag::graph_spec> spec_only;
+    std::optional<cudag::resolved_graph> spec_only;
     std::optional<cudag::lowered_graph> lowered;
     std::vector<bench::side> sides{
         {[&] { hand = hand_written(d, dev.buf); },
@@ -410,7 +410,7 @@ void gpu_shape(results& out, const settings& cfg, device_state& dev, shape s, in
         {[&] { lowered.emplace(cudag::lower(spec, binds)); }, [&] { lowered.reset(); }}};
     const std::vector<bench::summary> t = bench::interleaved(reps, warmup, sides);
     out.add("build phases", key, n, "hand-written", t[0]);
-    out.add("build phases", key, n, "builder + build()", t[1]);
+    out.add("build phases", key, n, "builder + resolve()", t[1]);
     out.add("build phases", key, n, "check()", t[2]);
     out.add("build phases", key, n, "lower() (incl. check)", t[3]);
     out.ratio("build phases", key, n, "lower() (incl. check)", "hand-written");
@@ -463,7 +463,7 @@ void gpu_shape(results& out, const settings& cfg, device_state& dev, shape s, in
   // upload first (instantiation and upload untimed).
   {
     cudaGraph_t hand_graph = hand_written(d, dev.buf);
-    const cudag::graph_spec spec = builder_spec(d, n);
+    const cudag::resolved_graph spec = builder_spec(d, n);
     const std::vector<cudag::binding> binds = bindings(dev.buf, 1.0f, 1.0f);
     cudaGraphExec_t plain = nullptr, uploaded = nullptr;
     std::optional<cudag::exec> ours_plain, ours_uploaded;

@@ -21,7 +21,7 @@ namespace compare {
 // ----------------------------------------------------------------- builder --
 namespace {
 template <class Reader>
-cudag::graph_spec spec_of(const dag& d, int readers, Reader&& reader) {
+cudag::resolved_graph spec_of(const dag& d, int readers, Reader&& reader) {
   cudag::builder b("compare");
   b.reserve(std::size_t(d.nodes), d.edges());  // the size is known, as in a program
   auto buf = b.param<float*>("buf");
@@ -33,11 +33,11 @@ cudag::graph_spec spec_of(const dag& d, int readers, Reader&& reader) {
                                 : b.kernel(node_name(i), CUDAG_KERNEL(step), cudag::launch(1, threads), buf, i, c));
     for (int k = 0; k < d.dep_count(i); ++k) b.edge(nodes[std::size_t(d.deps_of(i)[k])], nodes.back());
   }
-  return std::move(b).build();
+  return std::move(b).resolve();
 }
 }  // namespace
 
-cudag::graph_spec builder_spec(const dag& d, int readers) {
+cudag::resolved_graph builder_spec(const dag& d, int readers) {
   std::optional<cudag::param_handle<float>> a;
   return spec_of(d, readers, [&](cudag::builder& b, const cudag::param_handle<float*>& buf, int i) {
     if (!a) a = b.param<float>("a");
@@ -45,7 +45,7 @@ cudag::graph_spec builder_spec(const dag& d, int readers) {
   });
 }
 
-cudag::graph_spec scalar_spec(const dag& d, int readers) {
+cudag::resolved_graph scalar_spec(const dag& d, int readers) {
   std::optional<cudag::param_handle<const float*>> a;
   return spec_of(d, readers, [&](cudag::builder& b, const cudag::param_handle<float*>& buf, int i) {
     if (!a) a = b.param<const float*>("a_ptr");
@@ -120,8 +120,8 @@ void run_cpu_part(results& out, bool quick, int repetitions) {
       const int rounds = n <= 1000 ? repetitions : n <= 10000 ? std::max(5, repetitions / 2)
                                                  : n <= 100000 ? 5 : 3;
       std::vector<cudaGraphNode_t> hand_nodes;
-      std::optional<cudag::graph_spec> built;
-      const cudag::graph_spec spec = builder_spec(d, n);
+      std::optional<cudag::resolved_graph> built;
+      const cudag::resolved_graph spec = builder_spec(d, n);
       std::optional<cudag::lowered_graph> lowered, path;
       const bool dsl = dsl_side::available(s, n);
       std::vector<bench::side> sides{
@@ -135,7 +135,7 @@ void run_cpu_part(results& out, bool quick, int repetitions) {
       const std::vector<bench::summary> t = bench::interleaved(rounds, 1, sides);
       const char* key = shape_key(s);
       out.add("cpu", key, n, "hand-written calls (null table)", t[0]);
-      out.add("cpu", key, n, "builder + build()", t[1]);
+      out.add("cpu", key, n, "builder + resolve()", t[1]);
       out.add("cpu", key, n, "check()", t[2]);
       out.add("cpu", key, n, "lower() (incl. check)", t[3]);
       out.add("cpu", key, n, "builder path (builder + build + lower)", t[4]);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cudag/bindings.hpp"
+#include "cudag/resolved_graph.hpp"
 #include "cudag/spec.hpp"
 
 #include "results.hpp"
@@ -26,12 +27,12 @@ void loop_decide(cudaGraphConditionalHandle again, int* counter, int limit);
 #endif
 
 // ----------------------------------------------------------------- builder --
-/// The builder calls and build() for `d`: node i is step(buf, i, a) for
+/// The builder calls and resolve() for `d`: node i is step(buf, i, a) for
 /// i < readers and step(buf, i, c) after; edges as in d.
-cudag::graph_spec builder_spec(const dag& d, int readers);
+cudag::resolved_graph builder_spec(const dag& d, int readers);
 /// The same with nodes i < readers reading their value through a pointer
 /// (step_ptr(buf, i, a_ptr), a_ptr bound to a cudag::device_scalar<float>).
-cudag::graph_spec scalar_spec(const dag& d, int readers);
+cudag::resolved_graph scalar_spec(const dag& d, int readers);
 /// buf, a, c.
 std::vector<cudag::binding> bindings(float* buf, float a, float c);
 /// buf, a_ptr, c.

@@ -1,9 +1,9 @@
-// CPU cost of the builder path from nothing (builder calls, build(), check,
-// lower, the spec destroyed) with every native call answered by a null
+// CPU cost of the builder path from nothing (builder calls, resolve(), check,
+// lower, the graph destroyed) with every native call answered by a null
 // table: what cudag adds on top of the driver, per node. No GPU needed; run under `perf stat` or
 // `perf record` to see where the time goes. check() is timed twice: on the
-// spec as build() gives it (with dependency hints) and with the hints taken
-// away (names only, as a spec written by hand). Thread CPU time, medians of
+// resolved graph as resolve() gives it and on its spec by names (as a spec
+// written by hand). Thread CPU time, medians of
 // up to 21 batches (wall-clock time with --wall).
 //
 // With --reserve, the builder is told the graph's size first
@@ -36,7 +36,7 @@ namespace {
 
 __attribute__((noinline)) void tick(float*, float, int) {}
 
-cudag::graph_spec chain_spec(int count, float* x, bool reserve) {
+cudag::resolved_graph chain_graph(int count, float* x, bool reserve) {
   cudag::builder b("chain");
   if (reserve) b.reserve(std::size_t(count), std::size_t(count));
   auto p = b.param<float*>("p");
@@ -49,7 +49,7 @@ cudag::graph_spec chain_spec(int count, float* x, bool reserve) {
     if (previous) b.edge(*previous, k);
     previous = k;
   }
-  return std::move(b).build();
+  return std::move(b).resolve();
 }
 
 /// The least a checked builder path can do for the chain, kept apart from
@@ -181,30 +181,30 @@ int main(int argc, char** argv) {
     double build_s = 0, check_s = 0, check_names_s = 0, lower_s = 0, destroy_s = 0;
     for (int r = 0; r < per_batch; ++r) {
       const double t0 = now();
-      cudag::graph_spec spec = chain_spec(nodes, x, reserve);
+      cudag::resolved_graph graph = chain_graph(nodes, x, reserve);
       const double t1 = now();
-      // check() with the builder's dependency hints and with names only (as
-      // a spec written by hand), taking turns at going first.
-      std::vector<std::uint32_t> hints;
-      double with_hints = 0, names_only = 0;
+      // check() of the resolved graph and of its spec by names (as a spec
+      // written by hand), taking turns at going first.
+      double resolved_s = 0, names_only = 0;
       for (int turn = 0; turn < 2; ++turn) {
-        const bool hinted = (turn == 0) == (r % 2 == 0);
-        if (!hinted) hints.swap(spec.dependency_hints);
+        const bool resolved = (turn == 0) == (r % 2 == 0);
         const double start = now();
-        cudag::check(spec, binds);
-        (hinted ? with_hints : names_only) = now() - start;
-        if (!hinted) hints.swap(spec.dependency_hints);
+        if (resolved)
+          cudag::check(graph, binds);
+        else
+          cudag::check(graph.spec(), binds);
+        (resolved ? resolved_s : names_only) = now() - start;
       }
       const double t5 = now();
-      cudag::lowered_graph g = cudag::lower(spec, binds);
+      cudag::lowered_graph g = cudag::lower(graph, binds);
       const double t6 = now();
       total += g.nodes.size();
-      // The spec dies in the path too (a builder's spec is a temporary).
+      // The graph dies in the path too (a builder's graph is a temporary).
       const double t7 = now();
-      { const cudag::graph_spec done = std::move(spec); }
+      { const cudag::resolved_graph done = std::move(graph); }
       destroy_s += now() - t7;
       build_s += t1 - t0;
-      check_s += with_hints;
+      check_s += resolved_s;
       check_names_s += names_only;
       lower_s += t6 - t5;
     }
@@ -222,8 +222,8 @@ int main(int argc, char** argv) {
   std::printf("%d nodes%s, %d batches of %d, median %s time per node (range over batches) [%zu]\n",
               nodes, reserve ? " (reserved)" : "", batches, per_batch,
               wall ? "wall-clock" : "thread CPU", total);
-  show("builder calls + build()", build_ns);
-  show("check (builder's hints)", check_ns);
+  show("builder calls + resolve()", build_ns);
+  show("check (resolved)", check_ns);
   show("check (names only)", check_names_ns);
   show("lower (incl. check_and_plan)", lower_ns);
   show("the spec destroyed", destroy_ns);
