@@ -5,13 +5,18 @@
 // recorder (cudag/native_recorder.hpp) to lower, instantiate, rebind and
 // update graphs without a GPU, and to make a chosen call fail.
 //
-// Only the per-kind node table (cudag/native_nodes.hpp, compiled in
-// src/native/native_nodes.cpp) and the exec core call through it. The cost
+// The per-kind node table (cudag/native_nodes.hpp, compiled in
+// src/native/native_nodes.cpp), the exec core, capture (cudag/capture.hpp)
+// and import (cudag/import.hpp) call through it. The cost
 // is one load and one indirect call per native call, against about a
 // microsecond for the cheapest graph call (docs/benchmarks.md measures it).
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+
+// The driver's kernel-node parameters (cuda.h), read by import; declared
+// here so that this header does not pull in the driver's API.
+struct CUDA_KERNEL_NODE_PARAMS_v2_st;
 
 namespace cudag::native {
 
@@ -87,6 +92,34 @@ struct api_table {
   cudaError_t (*node_set_enabled)(cudaGraphExec_t, cudaGraphNode_t, unsigned int);
   cudaError_t (*node_get_enabled)(cudaGraphExec_t, cudaGraphNode_t, unsigned int*);
 
+  // reading graphs back: capture into a graph, import
+  cudaError_t (*graph_get_nodes)(cudaGraph_t, cudaGraphNode_t*, std::size_t*);
+  cudaError_t (*graph_get_edges)(cudaGraph_t, cudaGraphNode_t*, cudaGraphNode_t*,
+                                 cudaGraphEdgeData*, std::size_t*);
+  cudaError_t (*node_get_type)(cudaGraphNode_t, cudaGraphNodeType*);
+  cudaError_t (*kernel_node_get_params)(cudaGraphNode_t, cudaKernelNodeParams*);
+  cudaError_t (*memcpy_node_get_params)(cudaGraphNode_t, cudaMemcpy3DParms*);
+  cudaError_t (*memset_node_get_params)(cudaGraphNode_t, cudaMemsetParams*);
+  cudaError_t (*host_node_get_params)(cudaGraphNode_t, cudaHostNodeParams*);
+  cudaError_t (*child_graph_node_get_graph)(cudaGraphNode_t, cudaGraph_t*);
+  cudaError_t (*event_record_node_get_event)(cudaGraphNode_t, cudaEvent_t*);
+  cudaError_t (*event_wait_node_get_event)(cudaGraphNode_t, cudaEvent_t*);
+  cudaError_t (*mem_alloc_node_get_params)(cudaGraphNode_t, cudaMemAllocNodeParams*);
+  cudaError_t (*mem_free_node_get_params)(cudaGraphNode_t, void*);
+  cudaError_t (*graph_clone)(cudaGraph_t*, cudaGraph_t);
+  cudaError_t (*node_find_in_clone)(cudaGraphNode_t*, cudaGraphNode_t, cudaGraph_t);
+  // What only the driver tells of a kernel node: its function and the sizes
+  // of its arguments (cuGraphKernelNodeGetParams, cuFuncGetParamInfo,
+  // cuKernelGetParamInfo, cuFuncGetName, cuKernelGetName), reached through
+  // the runtime so that nothing links libcuda. cudaErrorNotSupported where
+  // the driver lacks the function; a parameter index past the last is
+  // cudaErrorInvalidValue.
+  cudaError_t (*kernel_node_get_driver_params)(cudaGraphNode_t, CUDA_KERNEL_NODE_PARAMS_v2_st*);
+  cudaError_t (*function_get_param_info)(cudaFunction_t, std::size_t, std::size_t*, std::size_t*);
+  cudaError_t (*kernel_get_param_info)(cudaKernel_t, std::size_t, std::size_t*, std::size_t*);
+  cudaError_t (*function_get_name)(const char**, cudaFunction_t);
+  cudaError_t (*kernel_get_name)(const char**, cudaKernel_t);
+
   // executable graphs
   cudaError_t (*instantiate)(cudaGraphExec_t*, cudaGraph_t, cudaGraphInstantiateParams*);
   cudaError_t (*exec_update)(cudaGraphExec_t, cudaGraph_t, cudaGraphExecUpdateResultInfo*);
@@ -108,6 +141,13 @@ struct api_table {
   cudaError_t (*stream_update_capture_dependencies)(cudaStream_t, cudaGraphNode_t*,
                                                     const cudaGraphEdgeData*, std::size_t,
                                                     unsigned int);
+  /// Capture into an existing graph (capture_guard), after the given nodes.
+  cudaError_t (*stream_begin_capture_to_graph)(cudaStream_t, cudaGraph_t, const cudaGraphNode_t*,
+                                               const cudaGraphEdgeData*, std::size_t,
+                                               cudaStreamCaptureMode);
+  cudaError_t (*stream_is_capturing)(cudaStream_t, cudaStreamCaptureStatus*);
+  /// This thread's capture mode (capture_mode_scope).
+  cudaError_t (*thread_exchange_stream_capture_mode)(cudaStreamCaptureMode*);
   cudaError_t (*get_device)(int*);
   /// Clears the calling thread's last (non-sticky) error.
   cudaError_t (*get_last_error)();

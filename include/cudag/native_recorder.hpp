@@ -11,6 +11,10 @@
 //   e.rebind("x", other);
 //   // rec.calls(): "add_kernel_node n1 g1 deps=[] scale grid=(4,1,1) ..."
 //
+// Graphs can be read back as CUDA's getters read them (nodes, edges, each
+// node's kind and parameters, a child node's graph, clones), so that
+// capture into a graph and import run on the recorder too; a kernel's
+// arguments are read back when it was named (name_kernel).
 // A launch runs the exec's host callables (those of its top-level graph, in
 // creation order, enabled ones only), so a test sees what each host node
 // would see; kernels and copies do not run.
@@ -141,7 +145,11 @@ class recorder {
     std::uintptr_t owner;  ///< a node's graph
   };
 
-  std::uintptr_t make_handle(handle_kind kind, std::uintptr_t owner = 0);
+  /// A fake handle; `label` (if given) names it instead of the next
+  /// "g3"/"n7" of its kind, for handles CUDA makes unseen (a child node's
+  /// own copy of its graph), so that the labels of the caller's handles
+  /// do not depend on them.
+  std::uintptr_t make_handle(handle_kind kind, std::uintptr_t owner = 0, std::string label = {});
   [[nodiscard]] std::string label(const void* handle) const;
   [[nodiscard]] bool is(const void* handle, handle_kind kind, bool must_be_live = true) const;
   /// Counts the call; returns the injected failure for it, or cudaSuccess.
@@ -156,6 +164,7 @@ class recorder {
   std::map<std::uintptr_t, handle_info> handles_;
   std::map<const void*, std::pair<std::string, std::vector<std::size_t>>> kernels_;
   std::map<const void*, std::string> pointer_names_;
+  std::map<const void*, std::size_t> graph_allocations_;  ///< base -> bytes of each mem_alloc node
   std::map<std::pair<std::uintptr_t, std::uintptr_t>, bool> enabled_;
   std::vector<cudaGraph_t> body_graphs_;  ///< the last conditional node's bodies
   /// Host callables: of each template node, and of each (exec, node) as
@@ -167,7 +176,11 @@ class recorder {
   struct capture_state {
     cudaGraph_t graph;
     std::vector<cudaGraphNode_t> dependencies;
+    bool into_existing = false;  ///< the caller's graph (stream_begin_capture_to_graph)
   };
+  /// (clone graph, original node) -> the node's copy (node_find_in_clone).
+  std::map<std::pair<std::uintptr_t, std::uintptr_t>, std::uintptr_t> clone_nodes_;
+  cudaStreamCaptureMode thread_capture_mode_ = cudaStreamCaptureModeGlobal;
   std::map<std::uintptr_t, capture_state> captures_;
   /// Per capture graph, the last piece of stream work captured into it.
   std::map<std::uintptr_t, std::uintptr_t> captured_work_;

@@ -88,12 +88,52 @@ kind_style style_of(node_kind kind) {
   }
 }
 
-std::string details_of(const node& n) {
+/// How a picture names each kernel function: without anonymous namespaces,
+/// unless two functions of the picture would then read alike.
+class kernel_labels {
+ public:
+  explicit kernel_labels(const graph_spec& spec) {
+    std::vector<const graph_spec*> seen;
+    collect(spec, seen, 0);
+    for (auto& [full, label] : label_)
+      if (functions_with_[label] > 1) label = full;
+  }
+  [[nodiscard]] const std::string& operator()(const std::string& full) const { return label_.at(full); }
+
+ private:
+  // Every graph once, no deeper than a picture goes (a graph that holds
+  // itself, or nesting beyond that, is refused when drawn).
+  void collect(const graph_spec& spec, std::vector<const graph_spec*>& seen, std::size_t depth) {
+    if (depth > check_detail::max_nesting + 1 ||
+        std::find(seen.begin(), seen.end(), &spec) != seen.end())
+      return;
+    seen.push_back(&spec);
+    for (const node& n : spec.nodes) {
+      if (const auto* k = std::get_if<kernel_node>(&n.params)) {
+        if (!k->function_name.empty() && !label_.count(k->function_name)) {
+          std::string label = display::without_anonymous_namespaces(k->function_name);
+          ++functions_with_[label];
+          label_.emplace(k->function_name, std::move(label));
+        }
+      } else if (const auto* child = std::get_if<child_node>(&n.params); child && child->graph) {
+        collect(*child->graph, seen, depth + 1);
+      } else if (const auto* cond = std::get_if<conditional_node>(&n.params)) {
+        for (const graph_spec& body : cond->bodies) collect(body, seen, depth + 1);
+      }
+    }
+  }
+
+  std::unordered_map<std::string, std::string> label_;             // full name -> label
+  std::unordered_map<std::string, std::size_t> functions_with_;  // label -> functions
+};
+
+std::string details_of(const node& n, const kernel_labels& labels) {
   return std::visit(
       [&](const auto& p) -> std::string {
         using P = std::remove_cvref_t<decltype(p)>;
         if constexpr (std::is_same_v<P, kernel_node>) {
-          std::string text = p.function_name.empty() ? "(unnamed kernel)" : shown(p.function_name);
+          std::string text =
+              p.function_name.empty() ? "(unnamed kernel)" : shown(labels(p.function_name));
           text += "\ngrid ";
           text += p.grid_from ? "ceil(" + shown(p.grid_from->param) + "/" +
                                     std::to_string(p.grid_from->items_per_block) + ")"
@@ -134,6 +174,8 @@ std::string details_of(const node& n) {
 // makes a node a member of every subgraph whose statements mention it.
 class dot_writer {
  public:
+  explicit dot_writer(const graph_spec& spec) : labels_(spec) {}
+
   std::string write(const graph_spec& spec) {
     out_ += "digraph " + quoted(spec.name.empty() ? "cudag" : shown(spec.name)) + " {\n";
     out_ += "  graph [compound=true, fontname=\"Helvetica\", fontsize=11];\n";
@@ -210,7 +252,7 @@ class dot_writer {
     const std::string id = next_id();
     const kind_style style = style_of(n.kind());
     std::string label = shown(n.name) + "\n" + std::string(kind_name(n.kind()));
-    if (std::string details = details_of(n); !details.empty()) label += "\n" + details;
+    if (std::string details = details_of(n, labels_); !details.empty()) label += "\n" + details;
     if (std::string reads = named_operands(n); !reads.empty()) label += "\n" + reads;
     out_ += indent + id + " [label=" + quoted(label) + ", shape=" + std::string(style.shape) +
             ", fillcolor=" + quoted(style.fill) + "];\n";
@@ -296,6 +338,7 @@ class dot_writer {
     return self;
   }
 
+  kernel_labels labels_;
   std::string out_;
   std::size_t counter_ = 0;
   std::vector<const graph_spec*> ancestors_;  // the graphs being written, outermost first
@@ -303,7 +346,7 @@ class dot_writer {
 
 }  // namespace
 
-std::string to_dot(const graph_spec& spec) { return dot_writer().write(spec); }
+std::string to_dot(const graph_spec& spec) { return dot_writer(spec).write(spec); }
 
 void write_dot(const graph_spec& spec, const std::string& path) {
   std::ofstream file(path, std::ios::binary | std::ios::trunc);

@@ -14,6 +14,38 @@
 
 namespace cudag::display {
 
+/// A function's name without its anonymous namespaces, as its users write
+/// it: "_GLOBAL__N__4709cdbd_11_adaptive_cu_main::disturb" (nvcc's host
+/// code), "(anonymous namespace)::disturb" (clang, the demangler) and
+/// "{anonymous}::disturb" (g++) all read "disturb".
+[[nodiscard]] inline std::string without_anonymous_namespaces(std::string_view name) {
+  constexpr std::string_view spelled[] = {"(anonymous namespace)::", "{anonymous}::"};
+  constexpr std::string_view nvcc = "_GLOBAL__N_";
+  auto identifier = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  };
+  std::string out;
+  out.reserve(name.size());
+  for (std::size_t at = 0; at < name.size();) {
+    const std::string_view rest = name.substr(at);
+    std::size_t skip = 0;
+    for (std::string_view s : spelled)
+      if (rest.starts_with(s)) skip = s.size();
+    // nvcc's component is one identifier, at a component's start.
+    if (skip == 0 && rest.starts_with(nvcc) && (at == 0 || !identifier(name[at - 1]))) {
+      std::size_t end = nvcc.size();
+      while (end < rest.size() && identifier(rest[end])) ++end;
+      if (rest.substr(end).starts_with("::")) skip = end + 2;
+    }
+    if (skip != 0) {
+      at += skip;
+    } else {
+      out += name[at++];
+    }
+  }
+  return out;
+}
+
 /// At most this much of one user string is shown (then its length).
 inline constexpr std::size_t max_shown_bytes = 512;
 /// Graphviz refuses a quoted string of 16,384 bytes or more; a label that

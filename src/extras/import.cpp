@@ -1,7 +1,6 @@
 #include "cudag/import.hpp"
 
-#include <cuda.h>
-#include <cudaTypedefs.h>
+#include <cuda.h>  // CUDA_KERNEL_NODE_PARAMS_v2: the driver's view of a kernel node
 #include <cxxabi.h>
 
 #include <algorithm>
@@ -14,6 +13,7 @@
 #include "cudag/capture.hpp"
 #include "cudag/error.hpp"
 #include "cudag/handles.hpp"
+#include "cudag/native_api.hpp"
 #include "import_order.hpp"
 
 namespace cudag {
@@ -90,44 +90,22 @@ std::vector<graph_allocation> allocation_order::before(std::size_t user) const {
 
 namespace {
 
-// ------------------------------------------------- driver entry points --
-// Argument sizes of a kernel are known only to the driver. Its functions are
-// reached through the runtime (cudaGetDriverEntryPointByVersion), so nothing
-// links libcuda; where the driver is too old they stay null and kernels are
-// imported opaque.
-struct driver_functions {
-  PFN_cuGraphKernelNodeGetParams_v12000 kernel_node_params = nullptr;
-  PFN_cuFuncGetParamInfo_v12040 func_param_info = nullptr;
-  PFN_cuKernelGetParamInfo_v12040 kernel_param_info = nullptr;
-  PFN_cuFuncGetName_v12030 func_name = nullptr;
-  PFN_cuKernelGetName_v12030 kernel_name = nullptr;
+// Every graph call goes through the native seam (native_api.hpp), so that
+// an import runs on the recorder and each call can be made to fail there.
+const native::api_table& api() { return native::api(); }
 
-  static const driver_functions& get() {
-    static const driver_functions loaded = [] {
-      driver_functions d;
-      load("cuGraphKernelNodeGetParams", 12000, d.kernel_node_params);
-      load("cuFuncGetParamInfo", 12040, d.func_param_info);
-      load("cuKernelGetParamInfo", 12040, d.kernel_param_info);
-      load("cuFuncGetName", 12030, d.func_name);
-      load("cuKernelGetName", 12030, d.kernel_name);
-      return d;
-    }();
-    return loaded;
-  }
+/// A graph-level call of the import of graph `graph` failed.
+[[noreturn]] void graph_call_failed(cudaError_t code, const char* call, const std::string& graph) {
+  (void)api().get_last_error();
+  throw error("import of graph '" + graph + "': " + call + " failed: " + cudaGetErrorName(code) +
+                  " (" + cudaGetErrorString(code) + ")",
+              code, call);
+}
 
- private:
-  template <class F>
-  static void load(const char* symbol, unsigned version, F& out) {
-    void* fn = nullptr;
-    cudaDriverEntryPointQueryResult status = cudaDriverEntryPointSymbolNotFound;
-    if (cudaGetDriverEntryPointByVersion(symbol, &fn, version, cudaEnableDefault, &status) ==
-            cudaSuccess &&
-        status == cudaDriverEntryPointSuccess)
-      out = reinterpret_cast<F>(fn);
-    else
-      (void)cudaGetLastError();
-  }
-};
+/// "call failed: cudaErrorName", for the reasons of opaque nodes.
+std::string failed(const char* call, cudaError_t code) {
+  return std::string(call) + " failed: " + cudaGetErrorName(code);
+}
 
 std::string readable(const char* mangled) {
   if (mangled == nullptr) return {};
@@ -173,37 +151,49 @@ struct enclosing_allocations {
 };
 
 struct shared_graph_deleter {
-  void operator()(cudaGraph_t g) const noexcept { (void)cudaGraphDestroy(g); }
+  void operator()(cudaGraph_t g) const noexcept { (void)api().graph_destroy(g); }
 };
 
 class importer {
  public:
-  importer(cudaGraph_t graph, enclosing_allocations enclosing)
-      : graph_(graph), enclosing_(std::move(enclosing)) {}
+  /// `path`: where the graph lies, for messages ("" at the top level,
+  /// "child_0/" inside child node child_0).
+  importer(cudaGraph_t graph, enclosing_allocations enclosing, std::string path = {})
+      : graph_(graph), enclosing_(std::move(enclosing)), path_(std::move(path)) {}
 
   graph_spec run(std::string name) {
     graph_spec spec;
     spec.name = std::move(name);
+    // The graph as messages name it: a child by its node's path.
+    const std::string graph_name = path_.empty() ? spec.name : path_.substr(0, path_.size() - 1);
+    auto check_graph = [&](cudaError_t code, const char* call) {
+      if (code != cudaSuccess) [[unlikely]]
+        graph_call_failed(code, call, graph_name);
+    };
     std::size_t count = 0;
-    CUDAG_CUDA(cudaGraphGetNodes(graph_, nullptr, &count));
+    check_graph(api().graph_get_nodes(graph_, nullptr, &count), "cudaGraphGetNodes");
     std::vector<cudaGraphNode_t> nodes(count);
-    if (count) CUDAG_CUDA(cudaGraphGetNodes(graph_, nodes.data(), &count));
+    if (count) check_graph(api().graph_get_nodes(graph_, nodes.data(), &count), "cudaGraphGetNodes");
     nodes.resize(count);
 
     std::vector<cudaGraphNodeType> types(count);
     std::map<std::string, std::size_t> per_kind;
     std::vector<std::string> names(count);
     for (std::size_t i = 0; i < count; ++i) {
-      CUDAG_CUDA(cudaGraphNodeGetType(nodes[i], &types[i]));
+      if (const cudaError_t code = api().node_get_type(nodes[i], &types[i]); code != cudaSuccess)
+        throw_cuda_error(code, "cudaGraphNodeGetType",
+                         path_ + "node " + std::to_string(i) + " of " + std::to_string(count));
       const std::string kind = kind_of(types[i]);
       names[i] = kind + "_" + std::to_string(per_kind[kind]++);
       index_of_[nodes[i]] = i;
     }
     std::size_t edge_count = 0;
-    CUDAG_CUDA(cudaGraphGetEdges(graph_, nullptr, nullptr, nullptr, &edge_count));
+    check_graph(api().graph_get_edges(graph_, nullptr, nullptr, nullptr, &edge_count),
+                "cudaGraphGetEdges");
     std::vector<cudaGraphNode_t> from(edge_count), to(edge_count);
     if (edge_count)
-      CUDAG_CUDA(cudaGraphGetEdges(graph_, from.data(), to.data(), nullptr, &edge_count));
+      check_graph(api().graph_get_edges(graph_, from.data(), to.data(), nullptr, &edge_count),
+                  "cudaGraphGetEdges");
     from.resize(edge_count);
     to.resize(edge_count);
     std::vector<std::vector<std::size_t>> deps(count);
@@ -221,7 +211,7 @@ class importer {
     for (std::size_t i = 0; i < count; ++i)
       if (types[i] == cudaGraphNodeTypeMemAlloc) {
         cudaMemAllocNodeParams p{};
-        CUDAG_CUDA_NODE(cudaGraphMemAllocNodeGetParams(nodes[i], &p), names[i]);
+        check(api().mem_alloc_node_get_params(nodes[i], &p), "cudaGraphMemAllocNodeGetParams", names[i]);
         const auto begin = reinterpret_cast<std::uintptr_t>(p.dptr);
         own_.emplace(i, allocation{begin, p.bytesize, names[i]});
         graph_allocations.push_back({i, begin, p.bytesize});
@@ -280,13 +270,19 @@ class importer {
     return value{type, std::move(lit)};
   }
 
+  /// Checks a call made for node `name` of this graph, naming it by its path.
+  void check(cudaError_t code, const char* call, const std::string& name) const {
+    if (code != cudaSuccess) [[unlikely]]
+      throw_cuda_error(code, call, path_ + name);
+  }
+
   node_params read(std::size_t i, cudaGraphNode_t n, cudaGraphNodeType type,
                    const std::string& name) {
     switch (type) {
       case cudaGraphNodeTypeKernel: return read_kernel(i, n, name);
       case cudaGraphNodeTypeMemcpy: {
         cudaMemcpy3DParms p{};
-        CUDAG_CUDA_NODE(cudaGraphMemcpyNodeGetParams(n, &p), name);
+        check(api().memcpy_node_get_params(n, &p), "cudaGraphMemcpyNodeGetParams", name);
         const bool one_dimensional = p.srcArray == nullptr && p.dstArray == nullptr &&
                                      p.extent.height <= 1 && p.extent.depth <= 1 &&
                                      p.srcPos.x == 0 && p.srcPos.y == 0 && p.srcPos.z == 0 &&
@@ -298,14 +294,14 @@ class importer {
       }
       case cudaGraphNodeTypeMemset: {
         cudaMemsetParams p{};
-        CUDAG_CUDA_NODE(cudaGraphMemsetNodeGetParams(n, &p), name);
+        check(api().memset_node_get_params(n, &p), "cudaGraphMemsetNodeGetParams", name);
         return memset_node{pointer_value(i, p.dst, type_of<void*>()),
                            make_literal<unsigned>(p.value), p.elementSize, p.width,
                            p.height == 0 ? 1 : p.height, p.pitch};
       }
       case cudaGraphNodeTypeHost: {
         cudaHostNodeParams p{};
-        CUDAG_CUDA_NODE(cudaGraphHostNodeGetParams(n, &p), name);
+        check(api().host_node_get_params(n, &p), "cudaGraphHostNodeGetParams", name);
         host_node h;
         h.function = std::make_shared<const host_function>(
             [fn = p.fn, data = p.userData](std::span<const void* const>) { fn(data); });
@@ -313,32 +309,32 @@ class importer {
       }
       case cudaGraphNodeTypeGraph: {
         cudaGraph_t child = nullptr;
-        CUDAG_CUDA_NODE(cudaGraphChildGraphNodeGetGraph(n, &child), name);
+        check(api().child_graph_node_get_graph(n, &child), "cudaGraphChildGraphNodeGetGraph", name);
         enclosing_allocations inner{enclosing_.before, enclosing_.all};
         for (const import_detail::graph_allocation& a : order_->before(i))
           inner.before.push_back(own_.at(a.node));
         return child_node{
-            std::make_shared<const graph_spec>(importer(child, std::move(inner)).run(name))};
+            std::make_shared<const graph_spec>(importer(child, std::move(inner), path_ + name + "/").run(name))};
       }
       case cudaGraphNodeTypeEmpty: return empty_node{};
       case cudaGraphNodeTypeEventRecord: {
         cudaEvent_t e = nullptr;
-        CUDAG_CUDA_NODE(cudaGraphEventRecordNodeGetEvent(n, &e), name);
+        check(api().event_record_node_get_event(n, &e), "cudaGraphEventRecordNodeGetEvent", name);
         return event_record_node{make_literal(e)};
       }
       case cudaGraphNodeTypeWaitEvent: {
         cudaEvent_t e = nullptr;
-        CUDAG_CUDA_NODE(cudaGraphEventWaitNodeGetEvent(n, &e), name);
+        check(api().event_wait_node_get_event(n, &e), "cudaGraphEventWaitNodeGetEvent", name);
         return event_wait_node{make_literal(e)};
       }
       case cudaGraphNodeTypeMemAlloc: {
         cudaMemAllocNodeParams p{};
-        CUDAG_CUDA_NODE(cudaGraphMemAllocNodeGetParams(n, &p), name);
+        check(api().mem_alloc_node_get_params(n, &p), "cudaGraphMemAllocNodeGetParams", name);
         return mem_alloc_node{name, p.bytesize, p.poolProps.location.id};
       }
       case cudaGraphNodeTypeMemFree: {
         void* pointer = nullptr;
-        CUDAG_CUDA_NODE(cudaGraphMemFreeNodeGetParams(n, &pointer), name);
+        check(api().mem_free_node_get_params(n, &pointer), "cudaGraphMemFreeNodeGetParams", name);
         const allocation* a = allocation_at(i, reinterpret_cast<std::uintptr_t>(pointer));
         if (a == nullptr || a->begin != reinterpret_cast<std::uintptr_t>(pointer))
           return opaque(n, name, "frees memory not allocated by a node of this graph");
@@ -349,20 +345,20 @@ class importer {
   }
 
   node_params read_kernel(std::size_t i, cudaGraphNode_t n, const std::string& name) {
-    const driver_functions& driver = driver_functions::get();
-    // The driver's view of the node tells the kernel's argument sizes.
+    // The driver's view of the node tells the kernel's argument sizes. A
+    // failure leaves the node opaque (kept by effect), saying why.
     CUDA_KERNEL_NODE_PARAMS_v2 dp{};
-    const bool have_driver_params =
-        driver.kernel_node_params &&
-        driver.kernel_node_params(reinterpret_cast<CUgraphNode>(n), &dp) == CUDA_SUCCESS;
+    const cudaError_t driver_code = api().kernel_node_get_driver_params(n, &dp);
+    const bool have_driver_params = driver_code == cudaSuccess;
+    if (!have_driver_params) (void)api().get_last_error();
 
     // The runtime knows host-stub kernels; a kernel from a loaded library
     // (NVRTC) is unknown to it (cudaErrorInvalidDeviceFunction): then the
     // driver's parameters stand in, with the library kernel as function.
     cudaKernelNodeParams p{};
-    if (const cudaError_t code = cudaGraphKernelNodeGetParams(n, &p); code != cudaSuccess) {
-      (void)cudaGetLastError();
-      if (!have_driver_params) throw_cuda_error(code, "cudaGraphKernelNodeGetParams", name);
+    if (const cudaError_t code = api().kernel_node_get_params(n, &p); code != cudaSuccess) {
+      (void)api().get_last_error();
+      if (!have_driver_params) throw_cuda_error(code, "cudaGraphKernelNodeGetParams", path_ + name);
       p.func = dp.kern ? static_cast<void*>(dp.kern) : static_cast<void*>(dp.func);
       p.gridDim = dim3(dp.gridDimX, dp.gridDimY, dp.gridDimZ);
       p.blockDim = dim3(dp.blockDimX, dp.blockDimY, dp.blockDimZ);
@@ -373,25 +369,28 @@ class importer {
     std::string function_name;
     const char* raw_name = nullptr;
     if (have_driver_params) {
-      if (dp.func && driver.func_name && driver.func_name(&raw_name, dp.func) == CUDA_SUCCESS)
+      // A name is for people only: without it the node reads "kernel".
+      if (dp.func && api().function_get_name(&raw_name, dp.func) == cudaSuccess)
         function_name = readable(raw_name);
-      else if (dp.kern && driver.kernel_name && driver.kernel_name(&raw_name, dp.kern) == CUDA_SUCCESS)
+      else if (dp.kern && api().kernel_get_name(&raw_name, dp.kern) == cudaSuccess)
         function_name = readable(raw_name);
+      else
+        (void)api().get_last_error();
     }
-    auto param_info = [&](std::size_t index, std::size_t* size) -> bool {
+    const char* info_call = dp.func ? "cuFuncGetParamInfo" : "cuKernelGetParamInfo";
+    auto param_info = [&](std::size_t index, std::size_t* size) -> cudaError_t {
       std::size_t offset = 0;
-      if (dp.func && driver.func_param_info)
-        return driver.func_param_info(dp.func, index, &offset, size) == CUDA_SUCCESS;
-      if (dp.kern && driver.kernel_param_info)
-        return driver.kernel_param_info(dp.kern, index, &offset, size) == CUDA_SUCCESS;
-      return false;
+      if (dp.func) return api().function_get_param_info(dp.func, index, &offset, size);
+      if (dp.kern) return api().kernel_get_param_info(dp.kern, index, &offset, size);
+      return cudaErrorNotSupported;
     };
 
     const std::string label = function_name.empty() ? std::string("kernel") : function_name;
     if (p.func == nullptr) return opaque(n, name, label + ": the runtime gives no function");
-    const bool sizes_known = have_driver_params && ((dp.func && driver.func_param_info) ||
-                                                    (dp.kern && driver.kernel_param_info));
-    if (!sizes_known) return opaque(n, name, label + ": argument sizes unavailable");
+    if (!have_driver_params)
+      return opaque(n, name,
+                    label + ": argument sizes unavailable (" +
+                        failed("cuGraphKernelNodeGetParams", driver_code) + ")");
     if (p.kernelParams == nullptr && p.extra != nullptr)
       return opaque(n, name, label + ": launched with packed 'extra' arguments");
 
@@ -402,7 +401,16 @@ class importer {
     k.block = p.blockDim;
     k.shared_bytes = p.sharedMemBytes;
     std::size_t size = 0;
-    for (std::size_t arg = 0; param_info(arg, &size); ++arg) {
+    for (std::size_t arg = 0;; ++arg) {
+      // An index past the last argument is refused with cudaErrorInvalidValue;
+      // any other failure would cut the arguments short.
+      if (const cudaError_t code = param_info(arg, &size); code != cudaSuccess) {
+        (void)api().get_last_error();
+        if (code == cudaErrorInvalidValue) break;
+        return opaque(n, name,
+                      label + ": argument sizes unavailable (" + failed(info_call, code) +
+                          " for argument " + std::to_string(arg) + ")");
+      }
       if (p.kernelParams == nullptr) return opaque(n, name, label + ": arguments unreadable");
       if (size == sizeof(void*)) {
         // A pointer-sized argument into a graph allocation becomes a buffer use.
@@ -415,42 +423,54 @@ class importer {
       }
       k.args.push_back(literal_of(p.kernelParams[arg], size));
     }
-    (void)cudaGetLastError();  // the failed query that ended the loop
     return k;
   }
 
-  // A node kept by effect: lowering inserts a one-node clone of it.
+  // A node kept by effect: lowering inserts a one-node clone of it. The
+  // clone is made now (the graph may be gone when the spec is lowered); a
+  // graph CUDA cannot clone (alloc/free/conditional nodes) leaves a node
+  // whose lowering fails, saying why.
   node_params opaque(cudaGraphNode_t n, const std::string& name, const std::string& why) {
+    const std::string path = path_ + name;
     captured_node c;
-    c.what = "opaque " + name + " (" + why + ")";
+    c.what = "opaque " + path + " (" + why + ")";
     std::shared_ptr<std::remove_pointer_t<cudaGraph_t>> single;
+    std::string not_cloned;
     cudaGraph_t clone = nullptr;
-    if (cudaGraphClone(&clone, graph_) == cudaSuccess) {
+    if (const cudaError_t code = api().graph_clone(&clone, graph_); code == cudaSuccess) {
       single.reset(clone, shared_graph_deleter{});
       cudaGraphNode_t kept = nullptr;
-      CUDAG_CUDA_NODE(cudaGraphNodeFindInClone(&kept, n, clone), name);
-      std::size_t count = 0;
-      CUDAG_CUDA(cudaGraphGetNodes(clone, nullptr, &count));
-      std::vector<cudaGraphNode_t> all(count);
-      CUDAG_CUDA(cudaGraphGetNodes(clone, all.data(), &count));
-      for (cudaGraphNode_t other : all)
-        if (other != kept) CUDAG_CUDA_NODE(cudaGraphDestroyNode(other), name);
+      check(api().node_find_in_clone(&kept, n, clone), "cudaGraphNodeFindInClone", name);
+      for (cudaGraphNode_t other : nodes_of_clone(clone, name))
+        if (other != kept) check(api().graph_destroy_node(other), "cudaGraphDestroyNode", name);
     } else {
-      (void)cudaGetLastError();  // graphs with alloc/free/conditional nodes cannot be cloned
+      (void)api().get_last_error();
+      not_cloned = failed("cudaGraphClone", code);
     }
     c.record = std::make_shared<const capture_function>(
-        [single, name, why](cudaStream_t stream, std::span<const void* const>) {
+        [single, path, why, not_cloned](cudaStream_t stream, std::span<const void* const>) {
           if (!single)
-            throw error("imported node '" + name + "' is opaque (" + why +
-                            ") and its graph cannot be cloned, so it cannot be lowered",
-                        cudaErrorNotSupported, {}, name);
+            throw error("imported node '" + path + "' is opaque (" + why +
+                            ") and its graph cannot be cloned (" + not_cloned +
+                            "), so it cannot be lowered",
+                        cudaErrorNotSupported, "cudaGraphClone", path);
           (void)append_child_to_capture(stream, single.get());
         });
     return c;
   }
 
+  std::vector<cudaGraphNode_t> nodes_of_clone(cudaGraph_t clone, const std::string& name) const {
+    std::size_t count = 0;
+    check(api().graph_get_nodes(clone, nullptr, &count), "cudaGraphGetNodes", name);
+    std::vector<cudaGraphNode_t> all(count);
+    if (count) check(api().graph_get_nodes(clone, all.data(), &count), "cudaGraphGetNodes", name);
+    all.resize(count);
+    return all;
+  }
+
   cudaGraph_t graph_;
   enclosing_allocations enclosing_;
+  std::string path_;
   std::map<std::size_t, allocation> own_;  // by alloc node index
   std::optional<import_detail::allocation_order> order_;
   std::unordered_map<cudaGraphNode_t, std::size_t> index_of_;

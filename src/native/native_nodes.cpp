@@ -4,6 +4,7 @@
 #include "cudag/native_nodes.hpp"
 
 #include <cuda.h>
+#include <cudaTypedefs.h>
 #include <dlfcn.h>
 
 #include <string>
@@ -246,6 +247,79 @@ cudaError_t add_empty_node(cudaGraphNode_t* out, cudaGraph_t g, const cudaGraphN
   return cudaGraphAddEmptyNode(out, g, deps, count);
 }
 
+// ------------------------------------------- kernel nodes read back (import) --
+// Argument sizes and names of a kernel are known only to the driver.
+struct driver_readers {
+  PFN_cuGraphKernelNodeGetParams_v12000 kernel_node_params = nullptr;
+  PFN_cuFuncGetParamInfo_v12040 func_param_info = nullptr;
+  PFN_cuKernelGetParamInfo_v12040 kernel_param_info = nullptr;
+  PFN_cuFuncGetName_v12030 func_name = nullptr;
+  PFN_cuKernelGetName_v12030 kernel_name = nullptr;
+};
+
+template <class F>
+void load_driver(const char* symbol, unsigned version, F& out) {
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult status = cudaDriverEntryPointSymbolNotFound;
+  if (cudaGetDriverEntryPointByVersion(symbol, &fn, version, cudaEnableDefault, &status) == cudaSuccess &&
+      status == cudaDriverEntryPointSuccess)
+    out = reinterpret_cast<F>(fn);
+  else
+    (void)cudaGetLastError();
+}
+
+const driver_readers& readers() {
+  static const driver_readers loaded = [] {
+    driver_readers d;
+    load_driver("cuGraphKernelNodeGetParams", 12000, d.kernel_node_params);
+    load_driver("cuFuncGetParamInfo", 12040, d.func_param_info);
+    load_driver("cuKernelGetParamInfo", 12040, d.kernel_param_info);
+    load_driver("cuFuncGetName", 12030, d.func_name);
+    load_driver("cuKernelGetName", 12030, d.kernel_name);
+    return d;
+  }();
+  return loaded;
+}
+
+/// The runtime's code for a driver's result, for the few these calls give.
+cudaError_t from_driver(CUresult r) noexcept {
+  switch (r) {
+    case CUDA_SUCCESS: return cudaSuccess;
+    case CUDA_ERROR_INVALID_VALUE: return cudaErrorInvalidValue;
+    case CUDA_ERROR_NOT_SUPPORTED: return cudaErrorNotSupported;
+    case CUDA_ERROR_INVALID_HANDLE: return cudaErrorInvalidResourceHandle;
+    case CUDA_ERROR_NOT_FOUND: return cudaErrorSymbolNotFound;
+    case CUDA_ERROR_OUT_OF_MEMORY: return cudaErrorMemoryAllocation;
+    case CUDA_ERROR_NOT_INITIALIZED: return cudaErrorInitializationError;
+    case CUDA_ERROR_DEINITIALIZED: return cudaErrorCudartUnloading;
+    case CUDA_ERROR_INVALID_CONTEXT: return cudaErrorDeviceUninitialized;
+    default: return cudaErrorUnknown;
+  }
+}
+
+cudaError_t kernel_node_get_driver_params(cudaGraphNode_t n, CUDA_KERNEL_NODE_PARAMS_v2_st* p) {
+  const auto get = readers().kernel_node_params;
+  return get ? from_driver(get(reinterpret_cast<CUgraphNode>(n), p)) : cudaErrorNotSupported;
+}
+cudaError_t function_get_param_info(cudaFunction_t f, std::size_t index, std::size_t* offset,
+                                    std::size_t* size) {
+  const auto get = readers().func_param_info;
+  return get ? from_driver(get(f, index, offset, size)) : cudaErrorNotSupported;
+}
+cudaError_t kernel_get_param_info(cudaKernel_t k, std::size_t index, std::size_t* offset,
+                                  std::size_t* size) {
+  const auto get = readers().kernel_param_info;
+  return get ? from_driver(get(k, index, offset, size)) : cudaErrorNotSupported;
+}
+cudaError_t function_get_name(const char** name, cudaFunction_t f) {
+  const auto get = readers().func_name;
+  return get ? from_driver(get(name, f)) : cudaErrorNotSupported;
+}
+cudaError_t kernel_get_name(const char** name, cudaKernel_t k) {
+  const auto get = readers().kernel_name;
+  return get ? from_driver(get(name, k)) : cudaErrorNotSupported;
+}
+
 const api_table runtime_table{
     &cudaGraphCreate,
     &cudaGraphDestroy,
@@ -278,6 +352,25 @@ const api_table runtime_table{
     &cudaGraphExecChildGraphNodeSetParams,
     &cudaGraphNodeSetEnabled,
     &cudaGraphNodeGetEnabled,
+    &cudaGraphGetNodes,
+    &cudaGraphGetEdges,
+    &cudaGraphNodeGetType,
+    &cudaGraphKernelNodeGetParams,
+    &cudaGraphMemcpyNodeGetParams,
+    &cudaGraphMemsetNodeGetParams,
+    &cudaGraphHostNodeGetParams,
+    &cudaGraphChildGraphNodeGetGraph,
+    &cudaGraphEventRecordNodeGetEvent,
+    &cudaGraphEventWaitNodeGetEvent,
+    &cudaGraphMemAllocNodeGetParams,
+    &cudaGraphMemFreeNodeGetParams,
+    &cudaGraphClone,
+    &cudaGraphNodeFindInClone,
+    &kernel_node_get_driver_params,
+    &function_get_param_info,
+    &kernel_get_param_info,
+    &function_get_name,
+    &kernel_get_name,
     &cudaGraphInstantiateWithParams,
     &cudaGraphExecUpdate,
     &cudaGraphExecDestroy,
@@ -290,6 +383,9 @@ const api_table runtime_table{
     &cudaStreamEndCapture,
     &cudaStreamGetCaptureInfo,
     &cudaStreamUpdateCaptureDependencies,
+    &cudaStreamBeginCaptureToGraph,
+    &cudaStreamIsCapturing,
+    &cudaThreadExchangeStreamCaptureMode,
     &cudaGetDevice,
     &get_last_error,
     &cudaMemGetInfo,

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include <cuda.h>  // CUDA_KERNEL_NODE_PARAMS_v2: the driver's view of a kernel node
+
 #include "recorded_graphs.hpp"
 
 namespace cudag::native {
@@ -251,23 +253,87 @@ struct recorder::impl {
     r().record(line);
     return cudaSuccess;
   }
+  // ------------------------------------------ typed parameters, clones --
+  using typed_params = recorded_graphs::typed_params;
+  static typed_params typed(cudaGraphNodeType type) {
+    typed_params t;
+    t.type = type;
+    return t;
+  }
+  /// A kernel's parameters, its argument bytes copied where its argument
+  /// sizes are known (a named kernel).
+  static typed_params typed_kernel(const cudaKernelNodeParams& p) {
+    typed_params t = typed(cudaGraphNodeTypeKernel);
+    t.kernel = p;
+    auto it = r().kernels_.find(p.func);
+    if (it == r().kernels_.end() || p.kernelParams == nullptr) return t;
+    for (std::size_t k = 0; k < it->second.second.size(); ++k) {
+      if (p.kernelParams[k] == nullptr) return t;
+      const auto* bytes = static_cast<const unsigned char*>(p.kernelParams[k]);
+      t.arguments.emplace_back(bytes, bytes + it->second.second[k]);
+    }
+    t.arguments_known = true;
+    return t;
+  }
+  /// Sets node `*o`'s typed parameters after a successful add.
+  static cudaError_t with(cudaError_t code, cudaGraphNode_t* o, typed_params t) {
+    if (code == cudaSuccess) graphs().node_params_set(id(*o), std::move(t));
+    return code;
+  }
+  /// A copy of graph `from` (cudaGraphClone, or a child node's own copy):
+  /// a caller's graph labelled as usual, or one CUDA makes unseen, owned by
+  /// `owner_node` and labelled after it.
+  static std::uintptr_t copy_graph(std::uintptr_t from, std::uintptr_t owner_node) {
+    const bool unseen = owner_node != 0;
+    const std::string prefix = unseen ? r().label(reinterpret_cast<const void*>(owner_node)) + "/" : "";
+    const std::uintptr_t copy = r().make_handle(handle_kind::graph, 0, unseen ? prefix + "graph" : "");
+    if (unseen) {  // not in members_: the memory model counts a clone through its node
+      r().handles_[copy].owner = owner_node;
+      r().handles_[copy].state = handle_state::owned_by_node;
+    }
+    std::map<std::uintptr_t, std::uintptr_t> copies;
+    std::size_t index = 0;
+    for (std::uintptr_t original : graphs().nodes_of(from)) {
+      const std::uintptr_t node =
+          r().make_handle(handle_kind::node, copy, unseen ? prefix + std::to_string(index++) : "");
+      std::vector<std::uintptr_t> deps;
+      for (const auto& [d, to] : graphs().edges_of(from))
+        if (to == original) deps.push_back(copies.at(d));
+      graphs().node_copied(original, node, copy, deps, r().label(reinterpret_cast<const void*>(node)));
+      copies[original] = node;
+      r().clone_nodes_[{copy, original}] = node;
+      r().node_weights_[node] = r().node_weights_[original];
+      if (auto host = r().host_of_node_.find(original); host != r().host_of_node_.end())
+        r().host_of_node_[node] = host->second;
+      if (typed_params* t = graphs().params_of(node); t != nullptr && t->child != 0)
+        t->child = copy_graph(t->child, node);
+    }
+    return copy;
+  }
+
   static cudaError_t add_kernel_node(cudaGraphNode_t* o, cudaGraph_t g, const cudaGraphNode_t* d,
                                      std::size_t n, const cudaKernelNodeParams* p) {
-    return add("add_kernel_node", o, g, d, n, kernel(*p));
+    return with(add("add_kernel_node", o, g, d, n, kernel(*p)), o, typed_kernel(*p));
   }
   static cudaError_t add_memcpy_node(cudaGraphNode_t* o, cudaGraph_t g, const cudaGraphNode_t* d,
                                      std::size_t n, const cudaMemcpy3DParms* p) {
-    return add("add_memcpy_node", o, g, d, n, memcpy(*p));
+    typed_params t = typed(cudaGraphNodeTypeMemcpy);
+    t.memcpy = *p;
+    return with(add("add_memcpy_node", o, g, d, n, memcpy(*p)), o, std::move(t));
   }
   static cudaError_t add_memset_node(cudaGraphNode_t* o, cudaGraph_t g, const cudaGraphNode_t* d,
                                      std::size_t n, const cudaMemsetParams* p) {
-    return add("add_memset_node", o, g, d, n, memset(*p));
+    typed_params t = typed(cudaGraphNodeTypeMemset);
+    t.memset = *p;
+    return with(add("add_memset_node", o, g, d, n, memset(*p)), o, std::move(t));
   }
   static cudaError_t add_host_node(cudaGraphNode_t* o, cudaGraph_t g, const cudaGraphNode_t* d,
                                    std::size_t n, const cudaHostNodeParams* p) {
     const cudaError_t code = add("add_host_node", o, g, d, n, p->fn ? "callable" : "null callable");
     if (code == cudaSuccess) r().host_of_node_[reinterpret_cast<std::uintptr_t>(*o)] = *p;
-    return code;
+    typed_params t = typed(cudaGraphNodeTypeHost);
+    t.host = *p;
+    return with(code, o, std::move(t));
   }
   static cudaError_t add_child_graph_node(cudaGraphNode_t* o, cudaGraph_t g,
                                           const cudaGraphNode_t* d, std::size_t n,
@@ -277,6 +343,9 @@ struct recorder::impl {
     if (code == cudaSuccess) {
       graphs().node_text_set(id(*o), "clone");
       graphs().child_cloned(id(*o), id(child));
+      typed_params t = typed(cudaGraphNodeTypeGraph);
+      t.child = copy_graph(id(child), id(*o));  // the node's own copy, read back by import
+      graphs().node_params_set(id(*o), std::move(t));
     }
     if (code == cudaSuccess) {  // the clone's nodes count as the exec's
       totals t;
@@ -289,15 +358,22 @@ struct recorder::impl {
   }
   static cudaError_t add_empty_node(cudaGraphNode_t* o, cudaGraph_t g, const cudaGraphNode_t* d,
                                     std::size_t n) {
-    return add("add_empty_node", o, g, d, n, "");
+    return with(add("add_empty_node", o, g, d, n, ""), o, typed(cudaGraphNodeTypeEmpty));
+  }
+  static typed_params typed_event(cudaGraphNodeType type, cudaEvent_t e) {
+    typed_params t = typed(type);
+    t.event = e;
+    return t;
   }
   static cudaError_t add_event_record_node(cudaGraphNode_t* o, cudaGraph_t g,
                                            const cudaGraphNode_t* d, std::size_t n, cudaEvent_t e) {
-    return add("add_event_record_node", o, g, d, n, "event=" + pointer(e));
+    return with(add("add_event_record_node", o, g, d, n, "event=" + pointer(e)), o,
+                typed_event(cudaGraphNodeTypeEventRecord, e));
   }
   static cudaError_t add_event_wait_node(cudaGraphNode_t* o, cudaGraph_t g,
                                          const cudaGraphNode_t* d, std::size_t n, cudaEvent_t e) {
-    return add("add_event_wait_node", o, g, d, n, "event=" + pointer(e));
+    return with(add("add_event_wait_node", o, g, d, n, "event=" + pointer(e)), o,
+                typed_event(cudaGraphNodeTypeWaitEvent, e));
   }
   static cudaError_t add_mem_alloc_node(cudaGraphNode_t* o, cudaGraph_t g, const cudaGraphNode_t* d,
                                         std::size_t n, cudaMemAllocNodeParams* p) {
@@ -310,13 +386,19 @@ struct recorder::impl {
       // A fake device address, named after the node so that users read well.
       p->dptr = reinterpret_cast<void*>(0xd0000000ull + 0x100000ull * r().allocations_++);
       r().pointer_names_[p->dptr] = "mem@" + pointer(*o);
+      r().graph_allocations_[p->dptr] = p->bytesize;
       r().calls_.back() += " -> " + pointer(p->dptr);
+      typed_params t = typed(cudaGraphNodeTypeMemAlloc);
+      t.alloc = *p;
+      graphs().node_params_set(id(*o), std::move(t));
     }
     return code;
   }
   static cudaError_t add_mem_free_node(cudaGraphNode_t* o, cudaGraph_t g, const cudaGraphNode_t* d,
                                        std::size_t n, void* p) {
-    return add("add_mem_free_node", o, g, d, n, "pointer=" + pointer(p));
+    typed_params t = typed(cudaGraphNodeTypeMemFree);
+    t.freed = p;
+    return with(add("add_mem_free_node", o, g, d, n, "pointer=" + pointer(p)), o, std::move(t));
   }
   static cudaError_t add_node(cudaGraphNode_t* o, cudaGraph_t g, const cudaGraphNode_t* d,
                               const cudaGraphEdgeData*, std::size_t n, cudaGraphNodeParams* p) {
@@ -333,6 +415,9 @@ struct recorder::impl {
           graphs().graph_owned(id(*o), id(p->graph.graph));
         else
           graphs().child_cloned(id(*o), id(p->graph.graph));
+        typed_params t = typed(cudaGraphNodeTypeGraph);
+        t.child = moved ? id(p->graph.graph) : copy_graph(id(p->graph.graph), id(*o));
+        graphs().node_params_set(id(*o), std::move(t));
       }
       if (code == cudaSuccess && moved) {
         auto& info = r().handles_[reinterpret_cast<std::uintptr_t>(p->graph.graph)];
@@ -349,6 +434,7 @@ struct recorder::impl {
                        " condition=" + std::to_string(c.handle) + " bodies=" + std::to_string(c.size);
     const cudaError_t code = add("add_node", o, g, d, n, what);
     if (code != cudaSuccess) return code;
+    graphs().node_params_set(id(*o), typed(cudaGraphNodeTypeConditional));
     // The state holds what the handle was made with: a default is fixed then.
     if (auto it = r().condition_defaults_.find({root_of(g), c.handle}); it != r().condition_defaults_.end())
       graphs().node_text_set(id(*o), what + " " + it->second);
@@ -400,25 +486,38 @@ struct recorder::impl {
     if (code == cudaSuccess) graphs().node_text_set(id(n), what);
     return code;
   }
+  /// Sets node `n`'s typed parameters after a successful template setter.
+  static cudaError_t with(cudaError_t code, cudaGraphNode_t n, typed_params t) {
+    if (code == cudaSuccess) graphs().node_params_set(id(n), std::move(t));
+    return code;
+  }
   static cudaError_t kernel_node_set_params(cudaGraphNode_t n, const cudaKernelNodeParams* p) {
-    return template_set("kernel_node_set_params", n, kernel(*p));
+    return with(template_set("kernel_node_set_params", n, kernel(*p)), n, typed_kernel(*p));
   }
   static cudaError_t memcpy_node_set_params(cudaGraphNode_t n, const cudaMemcpy3DParms* p) {
-    return template_set("memcpy_node_set_params", n, memcpy(*p));
+    typed_params t = typed(cudaGraphNodeTypeMemcpy);
+    t.memcpy = *p;
+    return with(template_set("memcpy_node_set_params", n, memcpy(*p)), n, std::move(t));
   }
   static cudaError_t memset_node_set_params(cudaGraphNode_t n, const cudaMemsetParams* p) {
-    return template_set("memset_node_set_params", n, memset(*p));
+    typed_params t = typed(cudaGraphNodeTypeMemset);
+    t.memset = *p;
+    return with(template_set("memset_node_set_params", n, memset(*p)), n, std::move(t));
   }
   static cudaError_t host_node_set_params(cudaGraphNode_t n, const cudaHostNodeParams* p) {
     const cudaError_t code = template_set("host_node_set_params", n, "callable");
     if (code == cudaSuccess) r().host_of_node_[reinterpret_cast<std::uintptr_t>(n)] = *p;
-    return code;
+    typed_params t = typed(cudaGraphNodeTypeHost);
+    t.host = *p;
+    return with(code, n, std::move(t));
   }
   static cudaError_t event_record_node_set_event(cudaGraphNode_t n, cudaEvent_t e) {
-    return template_set("event_record_node_set_event", n, "event=" + pointer(e));
+    return with(template_set("event_record_node_set_event", n, "event=" + pointer(e)), n,
+                typed_event(cudaGraphNodeTypeEventRecord, e));
   }
   static cudaError_t event_wait_node_set_event(cudaGraphNode_t n, cudaEvent_t e) {
-    return template_set("event_wait_node_set_event", n, "event=" + pointer(e));
+    return with(template_set("event_wait_node_set_event", n, "event=" + pointer(e)), n,
+                typed_event(cudaGraphNodeTypeWaitEvent, e));
   }
   static cudaError_t exec_kernel_node_set_params(cudaGraphExec_t x, cudaGraphNode_t n,
                                                  const cudaKernelNodeParams* p) {
@@ -480,6 +579,292 @@ struct recorder::impl {
     if (code == cudaSuccess) *on = r().node_enabled(x, n) ? 1 : 0;
     return code;
   }
+  // ------------------------------------------------- reading graphs back --
+  static const char* type_name(cudaGraphNodeType type) {
+    switch (type) {
+      case cudaGraphNodeTypeKernel: return "kernel";
+      case cudaGraphNodeTypeMemcpy: return "memcpy";
+      case cudaGraphNodeTypeMemset: return "memset";
+      case cudaGraphNodeTypeHost: return "host";
+      case cudaGraphNodeTypeGraph: return "graph";
+      case cudaGraphNodeTypeEmpty: return "empty";
+      case cudaGraphNodeTypeWaitEvent: return "wait_event";
+      case cudaGraphNodeTypeEventRecord: return "event_record";
+      case cudaGraphNodeTypeMemAlloc: return "mem_alloc";
+      case cudaGraphNodeTypeMemFree: return "mem_free";
+      case cudaGraphNodeTypeConditional: return "conditional";
+      default: return "other";
+    }
+  }
+  /// A graph CUDA would answer for: the caller's, or one a node owns.
+  static bool readable_graph(cudaGraph_t g) {
+    auto it = r().handles_.find(id(g));
+    return it != r().handles_.end() && it->second.kind == handle_kind::graph &&
+           it->second.state != handle_state::destroyed;
+  }
+  /// Fills `out` (room for `*count`) from `all`, as cudaGraphGetNodes does:
+  /// null `out` asks for the count; spare room is nulled.
+  template <class T>
+  static void fill(const std::vector<T>& all, T* out, std::size_t* count) {
+    if (out != nullptr) {
+      for (std::size_t k = 0; k < *count; ++k) out[k] = k < all.size() ? all[k] : T{};
+      *count = std::min(*count, all.size());
+    } else {
+      *count = all.size();
+    }
+  }
+  static cudaError_t graph_get_nodes(cudaGraph_t g, cudaGraphNode_t* nodes, std::size_t* count) {
+    std::string line = "graph_get_nodes " + pointer(g);
+    if (const cudaError_t code = enter("graph_get_nodes", line)) return code;
+    if (count == nullptr || !readable_graph(g)) {
+      r().misuse(line + ": no count or not a live graph");
+      return cudaErrorInvalidValue;
+    }
+    std::vector<cudaGraphNode_t> all;
+    for (std::uintptr_t h : graphs().nodes_of(id(g)))
+      if (r().handles_.count(h)) all.push_back(reinterpret_cast<cudaGraphNode_t>(h));  // not captured stream work
+    fill(all, nodes, count);
+    if (nodes == nullptr) {
+      line += " -> count=" + std::to_string(*count);
+    } else {
+      line += " -> [";
+      for (std::size_t k = 0; k < *count; ++k) line += (k ? "," : "") + pointer(nodes[k]);
+      line += "]";
+    }
+    r().record(line);
+    return cudaSuccess;
+  }
+  static cudaError_t graph_get_edges(cudaGraph_t g, cudaGraphNode_t* from, cudaGraphNode_t* to,
+                                     cudaGraphEdgeData* edge_data, std::size_t* count) {
+    std::string line = "graph_get_edges " + pointer(g);
+    if (const cudaError_t code = enter("graph_get_edges", line)) return code;
+    if (count == nullptr || !readable_graph(g) || (from == nullptr) != (to == nullptr)) {
+      r().misuse(line + ": no count, not a live graph, or only one of from and to");
+      return cudaErrorInvalidValue;
+    }
+    std::vector<cudaGraphNode_t> all_from, all_to;
+    for (const auto& [f, t] : graphs().edges_of(id(g))) {
+      all_from.push_back(reinterpret_cast<cudaGraphNode_t>(f));
+      all_to.push_back(reinterpret_cast<cudaGraphNode_t>(t));
+    }
+    const std::size_t room = *count;
+    fill(all_to, to, count);
+    std::size_t same = room;
+    fill(all_from, from, &same);
+    if (edge_data != nullptr)
+      for (std::size_t k = 0; k < *count; ++k) edge_data[k] = cudaGraphEdgeData{};
+    if (from == nullptr) {
+      line += " -> count=" + std::to_string(*count);
+    } else {
+      line += " -> [";
+      for (std::size_t k = 0; k < *count; ++k)
+        line += (k ? "," : "") + pointer(from[k]) + "->" + pointer(to[k]);
+      line += "]";
+    }
+    r().record(line);
+    return cudaSuccess;
+  }
+  /// Common part of every node getter: the node's typed parameters, or
+  /// null (and the code to return) when the node is not a live node of
+  /// kind `type` (cudaGraphNodeTypeCount: any kind).
+  static typed_params* get(std::string_view function, cudaGraphNode_t n, cudaGraphNodeType type,
+                           const void* out, std::string& line, cudaError_t& code) {
+    line = std::string(function) + " " + pointer(n);
+    if ((code = enter(function, line)) != cudaSuccess) return nullptr;
+    typed_params* t = r().is(n, handle_kind::node) ? graphs().params_of(id(n)) : nullptr;
+    if (out == nullptr || t == nullptr || (type != cudaGraphNodeTypeCount && t->type != type)) {
+      r().misuse(line + ": " + (out == nullptr ? "a null output" :
+                                t == nullptr     ? "not a live node" :
+                                                   std::string("a ") + type_name(t->type) + " node"));
+      code = cudaErrorInvalidValue;
+      return nullptr;
+    }
+    return t;
+  }
+  static cudaError_t node_get_type(cudaGraphNode_t n, cudaGraphNodeType* type) {
+    std::string line;
+    cudaError_t code = cudaSuccess;
+    const typed_params* t = get("node_get_type", n, cudaGraphNodeTypeCount, type, line, code);
+    if (t == nullptr) return code;
+    *type = t->type;
+    r().record(line + " -> " + type_name(t->type));
+    return cudaSuccess;
+  }
+  static cudaError_t kernel_node_get_params(cudaGraphNode_t n, cudaKernelNodeParams* p) {
+    std::string line;
+    cudaError_t code = cudaSuccess;
+    const typed_params* t = get("kernel_node_get_params", n, cudaGraphNodeTypeKernel, p, line, code);
+    if (t == nullptr) return code;
+    *p = t->kernel;
+    r().record(line + " -> " + kernel(*p));
+    return cudaSuccess;
+  }
+  static cudaError_t memcpy_node_get_params(cudaGraphNode_t n, cudaMemcpy3DParms* p) {
+    std::string line;
+    cudaError_t code = cudaSuccess;
+    const typed_params* t = get("memcpy_node_get_params", n, cudaGraphNodeTypeMemcpy, p, line, code);
+    if (t == nullptr) return code;
+    *p = t->memcpy;
+    r().record(line + " -> " + memcpy(*p));
+    return cudaSuccess;
+  }
+  static cudaError_t memset_node_get_params(cudaGraphNode_t n, cudaMemsetParams* p) {
+    std::string line;
+    cudaError_t code = cudaSuccess;
+    const typed_params* t = get("memset_node_get_params", n, cudaGraphNodeTypeMemset, p, line, code);
+    if (t == nullptr) return code;
+    *p = t->memset;
+    r().record(line + " -> " + memset(*p));
+    return cudaSuccess;
+  }
+  static cudaError_t host_node_get_params(cudaGraphNode_t n, cudaHostNodeParams* p) {
+    std::string line;
+    cudaError_t code = cudaSuccess;
+    const typed_params* t = get("host_node_get_params", n, cudaGraphNodeTypeHost, p, line, code);
+    if (t == nullptr) return code;
+    *p = t->host;
+    r().record(line + " -> " + (p->fn ? "callable" : "null callable"));
+    return cudaSuccess;
+  }
+  static cudaError_t child_graph_node_get_graph(cudaGraphNode_t n, cudaGraph_t* g) {
+    std::string line;
+    cudaError_t code = cudaSuccess;
+    const typed_params* t = get("child_graph_node_get_graph", n, cudaGraphNodeTypeGraph, g, line, code);
+    if (t == nullptr) return code;
+    *g = reinterpret_cast<cudaGraph_t>(t->child);
+    r().record(line + " -> " + pointer(*g));
+    return cudaSuccess;
+  }
+  static cudaError_t event_node_get(std::string_view function, cudaGraphNodeType type,
+                                    cudaGraphNode_t n, cudaEvent_t* e) {
+    std::string line;
+    cudaError_t code = cudaSuccess;
+    const typed_params* t = get(function, n, type, e, line, code);
+    if (t == nullptr) return code;
+    *e = t->event;
+    r().record(line + " -> " + pointer(*e));
+    return cudaSuccess;
+  }
+  static cudaError_t event_record_node_get_event(cudaGraphNode_t n, cudaEvent_t* e) {
+    return event_node_get("event_record_node_get_event", cudaGraphNodeTypeEventRecord, n, e);
+  }
+  static cudaError_t event_wait_node_get_event(cudaGraphNode_t n, cudaEvent_t* e) {
+    return event_node_get("event_wait_node_get_event", cudaGraphNodeTypeWaitEvent, n, e);
+  }
+  static cudaError_t mem_alloc_node_get_params(cudaGraphNode_t n, cudaMemAllocNodeParams* p) {
+    std::string line;
+    cudaError_t code = cudaSuccess;
+    const typed_params* t = get("mem_alloc_node_get_params", n, cudaGraphNodeTypeMemAlloc, p, line, code);
+    if (t == nullptr) return code;
+    *p = t->alloc;
+    r().record(line + " -> bytes=" + std::to_string(p->bytesize) + " " + pointer(p->dptr));
+    return cudaSuccess;
+  }
+  static cudaError_t mem_free_node_get_params(cudaGraphNode_t n, void* pointer_out) {
+    std::string line;
+    cudaError_t code = cudaSuccess;
+    const typed_params* t = get("mem_free_node_get_params", n, cudaGraphNodeTypeMemFree, pointer_out, line, code);
+    if (t == nullptr) return code;
+    std::memcpy(pointer_out, &t->freed, sizeof t->freed);
+    r().record(line + " -> " + pointer(t->freed));
+    return cudaSuccess;
+  }
+  static cudaError_t graph_clone(cudaGraph_t* out, cudaGraph_t g) {
+    const std::string line = "graph_clone " + pointer(g);
+    if (const cudaError_t code = enter("graph_clone", line)) return code;
+    if (out == nullptr || !readable_graph(g)) {
+      r().misuse(line + ": a null output or not a live graph");
+      return cudaErrorInvalidValue;
+    }
+    if (const std::string why = graphs().unclonable(id(g)); !why.empty()) {
+      r().record(line + " -> cudaErrorNotSupported (" + why + ")");
+      return cudaErrorNotSupported;
+    }
+    *out = reinterpret_cast<cudaGraph_t>(copy_graph(id(g), 0));
+    r().record(line + " -> " + pointer(*out));
+    return cudaSuccess;
+  }
+  static cudaError_t node_find_in_clone(cudaGraphNode_t* out, cudaGraphNode_t original, cudaGraph_t clone) {
+    const std::string line = "node_find_in_clone " + pointer(original) + " in " + pointer(clone);
+    if (const cudaError_t code = enter("node_find_in_clone", line)) return code;
+    auto it = r().clone_nodes_.find({id(clone), id(original)});
+    if (out == nullptr || it == r().clone_nodes_.end()) {
+      r().misuse(line + ": a null output, or not a node of the clone's original");
+      return cudaErrorInvalidValue;
+    }
+    *out = reinterpret_cast<cudaGraphNode_t>(it->second);
+    r().record(line + " -> " + pointer(*out));
+    return cudaSuccess;
+  }
+  // The driver's view: a named kernel's function is its host stub (the
+  // recorder hands out no driver functions or library kernels).
+  static cudaError_t kernel_node_get_driver_params(cudaGraphNode_t n, CUDA_KERNEL_NODE_PARAMS_v2_st* p) {
+    std::string line;
+    cudaError_t code = cudaSuccess;
+    const typed_params* t = get("kernel_node_get_driver_params", n, cudaGraphNodeTypeKernel, p, line, code);
+    if (t == nullptr) return code;
+    if (!t->arguments_known) {
+      r().record(line + " -> cudaErrorNotSupported (a kernel not named: its argument sizes are unknown)");
+      return cudaErrorNotSupported;
+    }
+    *p = CUDA_KERNEL_NODE_PARAMS_v2{};
+    p->func = static_cast<CUfunction>(t->kernel.func);
+    p->gridDimX = t->kernel.gridDim.x;
+    p->gridDimY = t->kernel.gridDim.y;
+    p->gridDimZ = t->kernel.gridDim.z;
+    p->blockDimX = t->kernel.blockDim.x;
+    p->blockDimY = t->kernel.blockDim.y;
+    p->blockDimZ = t->kernel.blockDim.z;
+    p->sharedMemBytes = t->kernel.sharedMemBytes;
+    p->kernelParams = t->kernel.kernelParams;
+    r().record(line + " -> " + kernel(t->kernel));
+    return cudaSuccess;
+  }
+  static cudaError_t function_get_param_info(cudaFunction_t f, std::size_t index, std::size_t* offset,
+                                             std::size_t* size) {
+    const std::string line = "function_get_param_info " + pointer(f) + " index=" + std::to_string(index);
+    if (const cudaError_t code = enter("function_get_param_info", line)) return code;
+    auto it = r().kernels_.find(f);
+    if (it == r().kernels_.end() || offset == nullptr || size == nullptr) {
+      r().misuse(line + ": not a named kernel, or a null output");
+      return cudaErrorInvalidValue;
+    }
+    const std::vector<std::size_t>& sizes = it->second.second;
+    if (index >= sizes.size()) {  // how the driver says there are no more
+      r().record(line + " -> cudaErrorInvalidValue (" + std::to_string(sizes.size()) + " arguments)");
+      return cudaErrorInvalidValue;
+    }
+    *offset = 0;
+    for (std::size_t k = 0; k < index; ++k) *offset += sizes[k];
+    *size = sizes[index];
+    r().record(line + " -> size=" + std::to_string(*size));
+    return cudaSuccess;
+  }
+  static cudaError_t kernel_get_param_info(cudaKernel_t k, std::size_t index, std::size_t*, std::size_t*) {
+    const std::string line = "kernel_get_param_info " + pointer(k) + " index=" + std::to_string(index);
+    if (const cudaError_t code = enter("kernel_get_param_info", line)) return code;
+    r().misuse(line + ": the recorder hands out no library kernels");
+    return cudaErrorInvalidValue;
+  }
+  static cudaError_t function_get_name(const char** name, cudaFunction_t f) {
+    const std::string line = "function_get_name " + pointer(f);
+    if (const cudaError_t code = enter("function_get_name", line)) return code;
+    auto it = r().kernels_.find(f);
+    if (it == r().kernels_.end() || name == nullptr) {
+      r().misuse(line + ": not a named kernel, or a null output");
+      return cudaErrorInvalidValue;
+    }
+    *name = it->second.first.c_str();
+    r().record(line + " -> " + it->second.first);
+    return cudaSuccess;
+  }
+  static cudaError_t kernel_get_name(const char**, cudaKernel_t k) {
+    const std::string line = "kernel_get_name " + pointer(k);
+    if (const cudaError_t code = enter("kernel_get_name", line)) return code;
+    r().misuse(line + ": the recorder hands out no library kernels");
+    return cudaErrorInvalidValue;
+  }
+
   static cudaError_t instantiate(cudaGraphExec_t* x, cudaGraph_t g, cudaGraphInstantiateParams* p) {
     const std::string line = "instantiate " + pointer(g) + " flags=" + std::to_string(p->flags);
     if (const cudaError_t code = enter("instantiate", line)) {
@@ -609,12 +994,15 @@ struct recorder::impl {
     const std::string line = "stream_end_capture " + pointer(s);
     auto it = r().captures_.find(reinterpret_cast<std::uintptr_t>(s));
     cudaGraph_t built = nullptr;
+    bool into_existing = false;
     if (it != r().captures_.end()) {
       built = it->second.graph;
+      into_existing = it->second.into_existing;
       r().captures_.erase(it);
     }
     if (const cudaError_t code = enter("stream_end_capture", line)) {
-      if (built) destroy_graph_tree(reinterpret_cast<std::uintptr_t>(built));
+      // A graph of its own goes with a failed capture; the caller's stays.
+      if (built && !into_existing) destroy_graph_tree(reinterpret_cast<std::uintptr_t>(built));
       *g = nullptr;
       return code;
     }
@@ -667,6 +1055,39 @@ struct recorder::impl {
     if (flags == cudaStreamSetCaptureDependencies) it->second.dependencies.clear();
     it->second.dependencies.insert(it->second.dependencies.end(), nodes, nodes + count);
     r().record(line);
+    return cudaSuccess;
+  }
+  static cudaError_t stream_begin_capture_to_graph(cudaStream_t s, cudaGraph_t g,
+                                                   const cudaGraphNode_t* deps,
+                                                   const cudaGraphEdgeData*, std::size_t count,
+                                                   cudaStreamCaptureMode mode) {
+    std::string line = "stream_begin_capture_to_graph " + pointer(s) + " " + pointer(g) + " deps=[";
+    for (std::size_t k = 0; k < count; ++k) line += (k ? "," : "") + pointer(deps[k]);
+    line += "] mode=" + std::to_string(int(mode));
+    if (const cudaError_t code = enter("stream_begin_capture_to_graph", line)) return code;
+    const auto stream = id(s);
+    if (!r().is(g, handle_kind::graph) || r().captures_.count(stream)) {
+      r().misuse(line + ": not a live graph, or the stream is already capturing");
+      return cudaErrorInvalidValue;
+    }
+    r().captures_[stream] = {g, std::vector<cudaGraphNode_t>(deps, deps + count), true};
+    r().record(line);
+    return cudaSuccess;
+  }
+  static cudaError_t stream_is_capturing(cudaStream_t s, cudaStreamCaptureStatus* status) {
+    const std::string line = "stream_is_capturing " + pointer(s);
+    if (const cudaError_t code = enter("stream_is_capturing", line)) return code;
+    const bool capturing = r().captures_.count(id(s)) != 0;
+    *status = capturing ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
+    r().record(line + (capturing ? " -> active" : " -> none"));
+    return cudaSuccess;
+  }
+  static cudaError_t thread_exchange_stream_capture_mode(cudaStreamCaptureMode* mode) {
+    static const char* const names[] = {"global", "thread_local", "relaxed"};
+    const std::string line = "thread_exchange_stream_capture_mode " + std::string(names[int(*mode) % 3]);
+    if (const cudaError_t code = enter("thread_exchange_stream_capture_mode", line)) return code;
+    std::swap(*mode, r().thread_capture_mode_);
+    r().record(line + " -> " + names[int(*mode) % 3]);
     return cudaSuccess;
   }
   static cudaError_t get_device(int* device) {
@@ -849,6 +1270,25 @@ const api_table recorder::impl::table{
     &impl::exec_child_graph_node_set_params,
     &impl::node_set_enabled,
     &impl::node_get_enabled,
+    &impl::graph_get_nodes,
+    &impl::graph_get_edges,
+    &impl::node_get_type,
+    &impl::kernel_node_get_params,
+    &impl::memcpy_node_get_params,
+    &impl::memset_node_get_params,
+    &impl::host_node_get_params,
+    &impl::child_graph_node_get_graph,
+    &impl::event_record_node_get_event,
+    &impl::event_wait_node_get_event,
+    &impl::mem_alloc_node_get_params,
+    &impl::mem_free_node_get_params,
+    &impl::graph_clone,
+    &impl::node_find_in_clone,
+    &impl::kernel_node_get_driver_params,
+    &impl::function_get_param_info,
+    &impl::kernel_get_param_info,
+    &impl::function_get_name,
+    &impl::kernel_get_name,
     &impl::instantiate,
     &impl::exec_update,
     &impl::exec_destroy,
@@ -861,6 +1301,9 @@ const api_table recorder::impl::table{
     &impl::stream_end_capture,
     &impl::stream_get_capture_info,
     &impl::stream_update_capture_dependencies,
+    &impl::stream_begin_capture_to_graph,
+    &impl::stream_is_capturing,
+    &impl::thread_exchange_stream_capture_mode,
     &impl::get_device,
     &impl::get_last_error,
     &impl::mem_get_info,
@@ -948,13 +1391,13 @@ cudaError_t recorder::begin_call(std::string_view function) {
 
 void recorder::misuse(std::string what) { misuse_.push_back(std::move(what)); }
 
-std::uintptr_t recorder::make_handle(handle_kind kind, std::uintptr_t owner) {
+std::uintptr_t recorder::make_handle(handle_kind kind, std::uintptr_t owner, std::string label) {
   static const char* const prefix[] = {"g", "n", "x", "s", "c", "e"};
   const std::uintptr_t id = next_handle_;
   next_handle_ += 0x10;
   const auto k = static_cast<std::size_t>(kind);
-  handles_[id] = handle_info{kind, handle_state::live, prefix[k] + std::to_string(++counters_[k]),
-                             owner};
+  if (label.empty()) label = prefix[k] + std::to_string(++counters_[k]);
+  handles_[id] = handle_info{kind, handle_state::live, std::move(label), owner};
   if (owner != 0) members_[owner].push_back(id);
   return id;
 }
@@ -964,6 +1407,12 @@ std::string recorder::label(const void* handle) const {
   if (auto it = handles_.find(reinterpret_cast<std::uintptr_t>(handle)); it != handles_.end())
     return it->second.label;
   if (auto it = pointer_names_.find(handle); it != pointer_names_.end()) return it->second;
+  // Inside a graph allocation: "mem@n3+64", as a second lowering repeats it.
+  if (auto it = graph_allocations_.upper_bound(handle); it != graph_allocations_.begin()) {
+    --it;
+    const auto offset = reinterpret_cast<std::uintptr_t>(handle) - reinterpret_cast<std::uintptr_t>(it->first);
+    if (offset < it->second) return label(it->first) + "+" + std::to_string(offset);
+  }
   return hex(reinterpret_cast<std::uintptr_t>(handle));
 }
 

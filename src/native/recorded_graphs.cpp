@@ -46,6 +46,73 @@ void recorded_graphs::node_added(handle node, handle graph, std::string function
   graph_nodes_[graph].push_back(node);
 }
 
+void recorded_graphs::node_params_set(handle node, typed_params params) {
+  node_info& n = nodes_[node];
+  n.has_params = true;
+  n.params = std::move(params);
+  // kernelParams points at the node's own copy of the argument bytes.
+  typed_params& p = n.params;
+  p.argument_pointers.clear();
+  for (auto& bytes : p.arguments) p.argument_pointers.push_back(bytes.data());
+  p.kernel.kernelParams = p.arguments_known ? p.argument_pointers.data() : nullptr;
+  p.kernel.extra = nullptr;
+}
+
+recorded_graphs::typed_params* recorded_graphs::params_of(handle node) {
+  auto it = nodes_.find(node);
+  return it == nodes_.end() || !it->second.has_params ? nullptr : &it->second.params;
+}
+
+recorded_graphs::handle recorded_graphs::graph_of(handle node) const {
+  auto it = nodes_.find(node);
+  return it == nodes_.end() ? 0 : it->second.graph;
+}
+
+std::vector<recorded_graphs::handle> recorded_graphs::nodes_of(handle graph) const {
+  std::vector<handle> out;
+  if (auto members = graph_nodes_.find(graph); members != graph_nodes_.end())
+    for (handle h : members->second)
+      if (!nodes_.at(h).destroyed) out.push_back(h);
+  return out;
+}
+
+std::vector<std::pair<recorded_graphs::handle, recorded_graphs::handle>> recorded_graphs::edges_of(
+    handle graph) const {
+  std::vector<std::pair<handle, handle>> out;
+  for (handle h : nodes_of(graph))
+    for (handle d : nodes_.at(h).deps)
+      if (auto dep = nodes_.find(d); dep != nodes_.end() && !dep->second.destroyed)
+        out.emplace_back(d, h);
+  return out;
+}
+
+void recorded_graphs::node_copied(handle original, handle copy, handle graph,
+                                  const std::vector<handle>& deps, std::string label) {
+  node_info n = nodes_.at(original);
+  n.graph = graph;
+  n.deps = deps;
+  n.label = std::move(label);
+  n.bodies.clear();
+  const bool had_params = n.has_params;
+  typed_params params = n.params;
+  nodes_[copy] = std::move(n);
+  graph_nodes_[graph].push_back(copy);
+  if (had_params) node_params_set(copy, std::move(params));  // its own argument pointers
+}
+
+std::string recorded_graphs::unclonable(handle graph) const {
+  for (handle h : nodes_of(graph)) {
+    const node_info& n = nodes_.at(h);
+    if (n.function == "add_mem_alloc_node" || n.function == "add_mem_free_node")
+      return "the graph holds memory allocation or free nodes";
+    if (n.function == "add_node" && n.text.starts_with("conditional"))
+      return "the graph holds conditional nodes";
+    if (n.has_params && n.params.child != 0)
+      if (std::string why = unclonable(n.params.child); !why.empty()) return why;
+  }
+  return {};
+}
+
 void recorded_graphs::child_cloned(handle node, handle child) {
   node_info& n = nodes_[node];
   n.has_clone = true;
@@ -88,9 +155,13 @@ void recorded_graphs::render(handle graph, const std::string& prefix, rendering&
     local[h] = path;
     labels[n.label] = path;
     std::string shape = n.function + " deps=[";
-    for (std::size_t k = 0; k < n.deps.size(); ++k) {
-      auto d = local.find(n.deps[k]);
-      shape += (k ? "," : "") + (d != local.end() ? d->second : std::string("?"));
+    bool first = true;
+    for (handle dep : n.deps) {
+      // A destroyed node's edges went with it.
+      if (auto gone = nodes_.find(dep); gone != nodes_.end() && gone->second.destroyed) continue;
+      auto d = local.find(dep);
+      shape += (first ? "" : ",") + (d != local.end() ? d->second : std::string("?"));
+      first = false;
     }
     shape += "]";
     out[path] = entry{std::move(shape), n.text, attributes_of(n)};

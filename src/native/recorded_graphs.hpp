@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cudag::native {
@@ -23,6 +24,25 @@ namespace cudag::native {
 class recorded_graphs {
  public:
   using handle = std::uintptr_t;
+
+  /// What a node's getters read back (cudaGraph*NodeGetParams, import): the
+  /// typed parameters it was added or last set with, by its kind.
+  struct typed_params {
+    cudaGraphNodeType type = cudaGraphNodeTypeEmpty;
+    cudaKernelNodeParams kernel{};  ///< kernelParams: see arguments
+    /// The argument bytes, copied when the kernel's argument sizes are
+    /// known (recorder::name_kernel); kernelParams then points at them.
+    std::vector<std::vector<unsigned char>> arguments;
+    bool arguments_known = false;
+    std::vector<void*> argument_pointers;
+    cudaMemcpy3DParms memcpy{};
+    cudaMemsetParams memset{};
+    cudaHostNodeParams host{};
+    cudaEvent_t event = nullptr;
+    cudaMemAllocNodeParams alloc{};
+    void* freed = nullptr;
+    handle child = 0;  ///< a child node's own graph (its clone, or the graph moved in)
+  };
 
   /// A node added to `graph` by `function` after `deps`, with its
   /// parameters as text; `label` is the node's name in the call lines.
@@ -35,6 +55,22 @@ class recorded_graphs {
   void node_destroyed(handle node);
   /// A template node's parameters changed (a template setter).
   void node_text_set(handle node, std::string text);
+  /// A node's typed parameters changed (an add, a template setter).
+  void node_params_set(handle node, typed_params params);
+  /// The node's typed parameters, null for a node never given any.
+  [[nodiscard]] typed_params* params_of(handle node);
+  /// The graph node `node` belongs to (0 if unknown).
+  [[nodiscard]] handle graph_of(handle node) const;
+  /// The live nodes of `graph`, in creation order (what cudaGraphGetNodes
+  /// lists), and its edges (from, to): each node's dependencies in order.
+  [[nodiscard]] std::vector<handle> nodes_of(handle graph) const;
+  [[nodiscard]] std::vector<std::pair<handle, handle>> edges_of(handle graph) const;
+  /// Node `copy` of graph `graph` is a copy of `original` (cudaGraphClone),
+  /// depending on `deps` (the copies of the original's dependencies).
+  void node_copied(handle original, handle copy, handle graph, const std::vector<handle>& deps,
+                   std::string label);
+  /// Why CUDA would refuse to clone `graph` ("" if it would not).
+  [[nodiscard]] std::string unclonable(handle graph) const;
   /// A launch attribute of a template node, kept beside its parameters.
   void node_attribute_set(handle node, std::string attribute, std::string value);
 
@@ -76,6 +112,8 @@ class recorded_graphs {
     bool destroyed = false;
     bool has_clone = false;
     std::map<std::string, entry> clone;  ///< path below "c/" -> its state when cloned
+    bool has_params = false;
+    typed_params params;
   };
   using rendering = std::map<std::string, entry>;
   struct exec_info {

@@ -249,3 +249,51 @@ TEST(Dot, WriteDotToBadPathThrowsNamingThePath) {
 
 }  // namespace
 }  // namespace cudag
+
+namespace cudag {
+namespace {
+
+kernel_node named_kernel(const char* function_name) {
+  return check_test::kernel_calling(reinterpret_cast<const void*>(&check_test::some_host_function),
+                                    function_name, {});
+}
+
+TEST(Dot, KernelsAreNamedAsTheirUsersWriteThem) {
+  // nvcc's host code, the demangler and g++ each spell an anonymous
+  // namespace their own way; a picture shows the name as written.
+  graph_spec inner = check_test::graph({make_node("step", named_kernel("{anonymous}::step"))});
+  inner.name = "inner";
+  const graph_spec spec = check_test::graph(
+      {make_node("disturb", named_kernel("_GLOBAL__N__4709cdbd_11_adaptive_cu_main::disturb")),
+       make_node("estimate", named_kernel("app::(anonymous namespace)::estimate(float const*, int)"),
+                 {"disturb"}),
+       make_node("nested", check_test::child_of(inner), {"estimate"})});
+  const std::string dot = to_dot(spec);
+  EXPECT_NE(dot.find("\"disturb\\nkernel\\ndisturb\\ngrid"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("\"estimate\\nkernel\\napp::estimate(float const*, int)\\ngrid"), std::string::npos)
+      << dot;
+  EXPECT_NE(dot.find("\"step\\nkernel\\nstep\\ngrid"), std::string::npos) << dot;
+  EXPECT_EQ(dot.find("anonymous"), std::string::npos) << dot;
+  EXPECT_EQ(dot.find("_GLOBAL__N"), std::string::npos) << dot;
+}
+
+TEST(Dot, KernelsThatWouldReadAlikeKeepTheirFullNames) {
+  // Two files' anonymous `disturb`s, one of them in a child graph, and a
+  // function whose name merely starts like nvcc's prefix.
+  const char* first = "_GLOBAL__N__4709cdbd_11_adaptive_cu_main::disturb";
+  const char* second = "_GLOBAL__N__0badf00d_9_other_cu_main::disturb";
+  graph_spec inner = check_test::graph({make_node("again", named_kernel(second))});
+  inner.name = "inner";
+  const graph_spec spec = check_test::graph(
+      {make_node("once", named_kernel(first)), make_node("twice", named_kernel(first), {"once"}),
+       make_node("nested", check_test::child_of(inner), {"twice"}),
+       make_node("lookalike", named_kernel("_GLOBAL__N_ish"), {"nested"})});
+  const std::string dot = to_dot(spec);
+  EXPECT_NE(dot.find(std::string("\"once\\nkernel\\n") + first + "\\ngrid"), std::string::npos) << dot;
+  EXPECT_NE(dot.find(std::string("\"twice\\nkernel\\n") + first + "\\ngrid"), std::string::npos) << dot;
+  EXPECT_NE(dot.find(std::string("\"again\\nkernel\\n") + second + "\\ngrid"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("\"lookalike\\nkernel\\n_GLOBAL__N_ish\\ngrid"), std::string::npos) << dot;
+}
+
+}  // namespace
+}  // namespace cudag

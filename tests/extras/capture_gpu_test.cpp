@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <map>
 #include <stdexcept>
@@ -622,4 +623,118 @@ TEST(CaptureGpu, AppendChildToCaptureOrdersTheChildBetweenNeighbours) {
     ASSERT_EQ(rx[i], 6.0f * hx[i]) << i;
     ASSERT_EQ(ry[i], hy[i] + 2.0f * hx[i]) << i;
   }
+}
+
+// ----------------------------------------------- import's opaque nodes --
+namespace {
+
+/// A 2-D copy of `rows` rows of `width` floats, `src` rows `src_pitch`
+/// bytes apart into `dst` rows `dst_pitch` bytes apart: import keeps it
+/// opaque (a one-node clone of its graph).
+cudaMemcpy3DParms copy_2d(float* dst, std::size_t dst_pitch, const float* src,
+                          std::size_t src_pitch, std::size_t width, std::size_t rows) {
+  cudaMemcpy3DParms p{};
+  p.srcPtr = cudaPitchedPtr{const_cast<float*>(src), src_pitch, width * sizeof(float), rows};
+  p.dstPtr = cudaPitchedPtr{dst, dst_pitch, width * sizeof(float), rows};
+  p.extent = cudaExtent{width * sizeof(float), rows, 1};  // width in bytes: no arrays
+  p.kind = cudaMemcpyDeviceToDevice;
+  return p;
+}
+
+}  // namespace
+
+TEST(CaptureGpu, ImportedTwoDimensionalCopyIsLoweredAsAnOpaqueCloneAndRuns) {
+  CUDAG_REQUIRE_GPU();
+  auto stream = cudag::make_stream();
+  constexpr std::size_t width = 64, rows = 8, dst_row = 2 * width;  // dst rows twice as wide
+  std::vector<float> source(width * rows);
+  for (std::size_t i = 0; i < source.size(); ++i) source[i] = 1.5f + float(i % 97) * 0.25f;
+  cudag::device_buffer<float> src(width * rows), dst(dst_row * rows);
+  upload(src.data(), source);
+
+  cudaGraph_t raw = nullptr;
+  CUDAG_EXPECT_CUDA(cudaGraphCreate(&raw, 0));
+  cudag::unique_graph g(raw);
+  const cudaMemcpy3DParms p =
+      copy_2d(dst.data(), dst_row * sizeof(float), src.data(), width * sizeof(float), width, rows);
+  cudaGraphNode_t copy = nullptr;
+  CUDAG_EXPECT_CUDA(cudaGraphAddMemcpyNode(&copy, g.get(), nullptr, 0, &p));
+
+  const cudag::graph_spec spec = cudag::import_graph(g.get());
+  ASSERT_EQ(spec.nodes.size(), 1u);
+  const auto* kept = std::get_if<cudag::captured_node>(&spec.find("memcpy_0")->params);
+  ASSERT_NE(kept, nullptr) << "a 2-D copy was not kept opaque";
+  EXPECT_EQ(kept->what, "opaque memcpy_0 (2-D/3-D or array copy)");
+  g.reset();  // the imported spec holds its own clone
+
+  // Poisoned (NaN everywhere): the copy must write each row's first
+  // `width` floats and leave the rest of every row alone.
+  CUDAG_EXPECT_CUDA(cudaMemset(dst.data(), 0xFF, dst_row * rows * sizeof(float)));
+  CUDAG_EXPECT_CUDA(cudaDeviceSynchronize());
+  auto exec = cudag::instantiate(spec, {});
+  exec.launch(stream.get());
+  CUDAG_EXPECT_CUDA(cudaGetLastError());
+  exec.synchronize(stream.get());
+  CUDAG_EXPECT_CUDA(cudaGetLastError());
+
+  std::vector<std::uint32_t> result(dst_row * rows, 0);
+  CUDAG_EXPECT_CUDA(cudaMemcpy(result.data(), dst.data(), result.size() * sizeof(float),
+                               cudaMemcpyDeviceToHost));
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t c = 0; c < dst_row; ++c) {
+      const std::uint32_t got = result[r * dst_row + c];
+      if (c < width) {
+        float value = 0;
+        std::memcpy(&value, &got, sizeof value);
+        ASSERT_EQ(value, source[r * width + c]) << "row " << r << ", column " << c;
+      } else {
+        ASSERT_EQ(got, 0xFFFFFFFFu) << "row " << r << ", column " << c << " was written";
+      }
+    }
+}
+
+TEST(CaptureGpu, ImportedOpaqueNodeOfAGraphThatCannotBeClonedIsRefusedWhenLowered) {
+  CUDAG_REQUIRE_GPU();
+  constexpr std::size_t width = 16, rows = 4;
+  cudag::device_buffer<float> src(width * rows), dst(width * rows);
+  int device = 0;
+  CUDAG_EXPECT_CUDA(cudaGetDevice(&device));
+
+  // An allocation and its free beside a 2-D copy: CUDA clones no graph
+  // holding memory nodes, so import cannot keep the copy.
+  cudaGraph_t raw = nullptr;
+  CUDAG_EXPECT_CUDA(cudaGraphCreate(&raw, 0));
+  cudag::unique_graph g(raw);
+  cudaMemAllocNodeParams alloc{};
+  alloc.poolProps.allocType = cudaMemAllocationTypePinned;
+  alloc.poolProps.location.type = cudaMemLocationTypeDevice;
+  alloc.poolProps.location.id = device;
+  alloc.bytesize = 1024;
+  cudaGraphNode_t alloc_node = nullptr, free_node = nullptr, copy = nullptr;
+  CUDAG_EXPECT_CUDA(cudaGraphAddMemAllocNode(&alloc_node, g.get(), nullptr, 0, &alloc));
+  CUDAG_EXPECT_CUDA(cudaGraphAddMemFreeNode(&free_node, g.get(), &alloc_node, 1, alloc.dptr));
+  const cudaMemcpy3DParms p =
+      copy_2d(dst.data(), width * sizeof(float), src.data(), width * sizeof(float), width, rows);
+  CUDAG_EXPECT_CUDA(cudaGraphAddMemcpyNode(&copy, g.get(), nullptr, 0, &p));
+
+  const cudag::graph_spec spec = cudag::import_graph(g.get());
+  ASSERT_NE(std::get_if<cudag::captured_node>(&spec.find("memcpy_0")->params), nullptr);
+  EXPECT_TRUE(std::holds_alternative<cudag::mem_alloc_node>(spec.find("mem_alloc_0")->params));
+  CUDAG_EXPECT_CUDA(cudaGetLastError());  // the refused clone left no error behind
+  try {
+    (void)cudag::lower(spec, {});
+    ADD_FAILURE() << "an opaque node without a clone was lowered";
+  } catch (const cudag::error& e) {
+    const std::string message = e.what();
+    EXPECT_EQ(message.rfind("imported node 'memcpy_0' is opaque (2-D/3-D or array copy) and its "
+                            "graph cannot be cloned (cudaGraphClone failed: ",
+                            0),
+              0u)
+        << message;
+    EXPECT_NE(message.find("), so it cannot be lowered"), std::string::npos) << message;
+    EXPECT_EQ(e.node(), "memcpy_0");
+    EXPECT_EQ(e.call(), "cudaGraphClone");
+    EXPECT_EQ(e.code(), cudaErrorNotSupported);
+  }
+  CUDAG_EXPECT_CUDA(cudaGetLastError());  // the thread can go on
 }
