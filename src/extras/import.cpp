@@ -95,7 +95,8 @@ namespace {
 const native::api_table& api() { return native::api(); }
 
 /// A call of the import of graph `graph` failed (`what`: for which of its
-/// nodes, before the node has a name).
+/// nodes, before the node has a name). cudaGetErrorName/String stay direct
+/// here and below: text lookups, not graph calls.
 [[noreturn]] void graph_call_failed(cudaError_t code, const char* call, const std::string& graph,
                                     const std::string& what = {}) {
   (void)api().get_last_error();
