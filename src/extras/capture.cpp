@@ -18,6 +18,7 @@ void refuse_legacy_stream(cudaStream_t stream, const char* what) {
 }
 
 /// Checks one native call made by `where` (a function of this file, not a node).
+/// cudaGetErrorName/String stay direct: text lookups, not graph calls.
 void check(cudaError_t code, const char* call, const char* where) {
   if (code == cudaSuccess) [[likely]]
     return;

@@ -94,11 +94,14 @@ namespace {
 // an import runs on the recorder and each call can be made to fail there.
 const native::api_table& api() { return native::api(); }
 
-/// A graph-level call of the import of graph `graph` failed.
-[[noreturn]] void graph_call_failed(cudaError_t code, const char* call, const std::string& graph) {
+/// A call of the import of graph `graph` failed (`what`: for which of its
+/// nodes, before the node has a name). cudaGetErrorName/String stay direct
+/// here and below: text lookups, not graph calls.
+[[noreturn]] void graph_call_failed(cudaError_t code, const char* call, const std::string& graph,
+                                    const std::string& what = {}) {
   (void)api().get_last_error();
-  throw error("import of graph '" + graph + "': " + call + " failed: " + cudaGetErrorName(code) +
-                  " (" + cudaGetErrorString(code) + ")",
+  throw error("import of graph '" + graph + "': " + call + " failed" + what + ": " +
+                  cudaGetErrorName(code) + " (" + cudaGetErrorString(code) + ")",
               code, call);
 }
 
@@ -181,8 +184,8 @@ class importer {
     std::vector<std::string> names(count);
     for (std::size_t i = 0; i < count; ++i) {
       if (const cudaError_t code = api().node_get_type(nodes[i], &types[i]); code != cudaSuccess)
-        throw_cuda_error(code, "cudaGraphNodeGetType",
-                         path_ + "node " + std::to_string(i) + " of " + std::to_string(count));
+        graph_call_failed(code, "cudaGraphNodeGetType", graph_name,
+                          " for its node " + std::to_string(i) + " of " + std::to_string(count));
       const std::string kind = kind_of(types[i]);
       names[i] = kind + "_" + std::to_string(per_kind[kind]++);
       index_of_[nodes[i]] = i;

@@ -3,6 +3,8 @@
 #include "cudag/native_recorder.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
@@ -89,6 +91,28 @@ struct recorder::impl {
            " height=" + std::to_string(p.height) + " pitch=" + std::to_string(p.pitch);
   }
 
+  /// A node's parameters as the state model keeps them: an address inside
+  /// a graph allocation (hex in the call lines) reads "mem@n3+64", so that
+  /// a second lowering of one spec, its allocations elsewhere, reads alike.
+  static std::string state_text(std::string text) {
+    const auto& allocations = r().graph_allocations_;
+    if (allocations.empty()) return text;
+    for (std::size_t at = text.find("0x"); at != std::string::npos; at = text.find("0x", at + 2)) {
+      std::size_t end = at + 2;
+      while (end < text.size() && std::isxdigit(static_cast<unsigned char>(text[end]))) ++end;
+      if (end == at + 2 || (at > 0 && std::isalnum(static_cast<unsigned char>(text[at - 1])))) continue;
+      const auto address = std::strtoull(text.substr(at + 2, end - at - 2).c_str(), nullptr, 16);
+      auto it = allocations.upper_bound(reinterpret_cast<const void*>(address));
+      if (it == allocations.begin()) continue;
+      --it;
+      const auto offset = address - reinterpret_cast<std::uintptr_t>(it->first);
+      if (offset == 0 || offset >= it->second) continue;
+      const std::string named = r().label(it->first) + "+" + std::to_string(offset);
+      text.replace(at, end - at, named);
+    }
+    return text;
+  }
+
   /// Common part of every add: checks the graph and the dependencies.
   static cudaError_t add(std::string_view function, cudaGraphNode_t* out, cudaGraph_t g,
                          const cudaGraphNode_t* deps, std::size_t count, const std::string& what) {
@@ -117,7 +141,7 @@ struct recorder::impl {
     graphs().node_added(id(*out), id(g), std::string(function),
                         std::vector<std::uintptr_t>(reinterpret_cast<const std::uintptr_t*>(deps),
                                                     reinterpret_cast<const std::uintptr_t*>(deps) + count),
-                        what, pointer(*out));
+                        state_text(what), pointer(*out));
     const std::size_t space = line.find(' ');
     line.insert(space, " " + pointer(*out));
     r().record(std::move(line));
@@ -143,7 +167,7 @@ struct recorder::impl {
                               const std::string& what) {
     const cudaError_t code = set(function, x, n, what);
     if (code != cudaSuccess) return code;
-    const std::string why = graphs().exec_node_set(id(x), id(n), what);
+    const std::string why = graphs().exec_node_set(id(x), id(n), state_text(what));
     if (why.empty()) return cudaSuccess;
     r().calls_.back() += " -> cudaErrorInvalidValue";
     // A node the exec setter cannot reach is the caller's mistake; a change
@@ -483,7 +507,7 @@ struct recorder::impl {
   /// A template setter: the node's parameters are now `what`.
   static cudaError_t template_set(std::string_view function, cudaGraphNode_t n, const std::string& what) {
     const cudaError_t code = set(function, nullptr, n, what);
-    if (code == cudaSuccess) graphs().node_text_set(id(n), what);
+    if (code == cudaSuccess) graphs().node_text_set(id(n), state_text(what));
     return code;
   }
   /// Sets node `n`'s typed parameters after a successful template setter.
@@ -622,7 +646,8 @@ struct recorder::impl {
     }
     std::vector<cudaGraphNode_t> all;
     for (std::uintptr_t h : graphs().nodes_of(id(g)))
-      if (r().handles_.count(h)) all.push_back(reinterpret_cast<cudaGraphNode_t>(h));  // not captured stream work
+      // Captured stream work is in the state model only, not a node to read back.
+      if (r().handles_.count(h)) all.push_back(reinterpret_cast<cudaGraphNode_t>(h));
     fill(all, nodes, count);
     if (nodes == nullptr) {
       line += " -> count=" + std::to_string(*count);
@@ -644,6 +669,7 @@ struct recorder::impl {
     }
     std::vector<cudaGraphNode_t> all_from, all_to;
     for (const auto& [f, t] : graphs().edges_of(id(g))) {
+      if (!r().handles_.count(f) || !r().handles_.count(t)) continue;  // as graph_get_nodes
       all_from.push_back(reinterpret_cast<cudaGraphNode_t>(f));
       all_to.push_back(reinterpret_cast<cudaGraphNode_t>(t));
     }
@@ -1407,12 +1433,6 @@ std::string recorder::label(const void* handle) const {
   if (auto it = handles_.find(reinterpret_cast<std::uintptr_t>(handle)); it != handles_.end())
     return it->second.label;
   if (auto it = pointer_names_.find(handle); it != pointer_names_.end()) return it->second;
-  // Inside a graph allocation: "mem@n3+64", as a second lowering repeats it.
-  if (auto it = graph_allocations_.upper_bound(handle); it != graph_allocations_.begin()) {
-    --it;
-    const auto offset = reinterpret_cast<std::uintptr_t>(handle) - reinterpret_cast<std::uintptr_t>(it->first);
-    if (offset < it->second) return label(it->first) + "+" + std::to_string(offset);
-  }
   return hex(reinterpret_cast<std::uintptr_t>(handle));
 }
 

@@ -12,6 +12,9 @@
 #include "cudag/builder.hpp"
 #include "cudag/check.hpp"
 #include "cudag/exec.hpp"
+#include "cudag/handles.hpp"
+#include "cudag/import.hpp"
+#include "cudag/native_nodes.hpp"
 
 namespace {
 
@@ -277,6 +280,33 @@ TEST(Catalogue, CapturedRecordingFailureNamesTheNode) {
   EXPECT_EQ(std::string(e->what()),
             "captured node 'library': cublasSgemm failed: CUBLAS_STATUS_NOT_INITIALIZED");
   EXPECT_EQ(e->node(), "library");
+  catalogue::expect_no_leak(rec);
+}
+
+TEST(Catalogue, ImportedOpaqueNodeOfAGraphThatCannotBeClonedIsRefusedWhenLowered) {
+  cudag::native::recorder rec;
+  {
+    // A 2-D copy beside an allocation and its free: import keeps the copy
+    // as a clone of its graph, which CUDA cannot make for such a graph.
+    cudag::unique_graph g = cudag::make_graph();
+    const cudag::native::allocation scratch = cudag::native::add_mem_alloc(g.get(), {}, 1024, 0, "a");
+    (void)cudag::native::add_mem_free(g.get(), {&scratch.node, 1}, scratch.pointer, "f");
+    cudaMemcpy3DParms rows{};
+    rows.srcPtr = cudaPitchedPtr{dev_x, 256, 256, 4};
+    rows.dstPtr = cudaPitchedPtr{dev_x2, 512, 256, 4};
+    rows.extent = cudaExtent{256, 4, 1};
+    rows.kind = cudaMemcpyDeviceToDevice;
+    (void)cudag::native::add_memcpy(g.get(), {}, rows, "c");
+    const cudag::graph_spec spec = cudag::import_graph(g.get());
+    auto e = refusal<cudag::error>([&] { (void)cudag::instantiate(spec, {}); });
+    ASSERT_TRUE(e);
+    EXPECT_EQ(std::string(e->what()),
+              "imported node 'memcpy_0' is opaque (2-D/3-D or array copy) and its graph cannot be "
+              "cloned (cudaGraphClone failed: cudaErrorNotSupported), so it cannot be lowered");
+    EXPECT_EQ(e->node(), "memcpy_0");
+    EXPECT_EQ(e->call(), "cudaGraphClone");
+    EXPECT_EQ(e->code(), cudaErrorNotSupported);
+  }
   catalogue::expect_no_leak(rec);
 }
 

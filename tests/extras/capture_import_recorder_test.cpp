@@ -210,7 +210,7 @@ TEST(ImportOnRecorder, AFailedCallNamesTheNodeTheCallAndItsError) {
   const std::pair<const char*, std::string> cases[] = {
       {"graph_get_nodes", "import of graph 'imported': cudaGraphGetNodes failed: " + oom},
       {"graph_get_edges", "import of graph 'imported': cudaGraphGetEdges failed: " + oom},
-      {"node_get_type", "cudaGraphNodeGetType failed for node 'node 0 of 12': " + oom},
+      {"node_get_type", "import of graph 'imported': cudaGraphNodeGetType failed for its node 0 of 12: " + oom},
       {"memcpy_node_get_params", "cudaGraphMemcpyNodeGetParams failed for node 'memcpy_0': " + oom},
       {"memset_node_get_params", "cudaGraphMemsetNodeGetParams failed for node 'memset_0': " + oom},
       {"host_node_get_params", "cudaGraphHostNodeGetParams failed for node 'host_0': " + oom},
@@ -233,7 +233,7 @@ TEST(ImportOnRecorder, AFailureInsideAChildGraphNamesItsPath) {
   EXPECT_EQ(import_failing("graph_get_nodes", 2),
             "import of graph 'child_0': cudaGraphGetNodes failed: " + oom);
   EXPECT_EQ(import_failing("node_get_type", 12),
-            "cudaGraphNodeGetType failed for node 'child_0/node 0 of 1': " + oom);
+            "import of graph 'child_0': cudaGraphNodeGetType failed for its node 0 of 1: " + oom);
 }
 
 /// The spec imported from several_kinds() with `entry`'s next call failing.
