@@ -26,9 +26,5 @@ struct resolved_dependencies {
 /// Throws check_error, naming the nodes, for a duplicate or unknown name or
 /// a cycle.
 [[nodiscard]] dependency_plan plan_dependencies(const graph_spec& spec);
-/// The same for a resolved graph: Kahn's order alone (a cycle is reported
-/// by name).
-[[nodiscard]] dependency_plan plan_dependencies(const graph_spec& spec,
-                                                const resolved_dependencies& resolved);
 
 }  // namespace cudag::check_detail

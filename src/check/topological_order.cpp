@@ -118,36 +118,26 @@ dependency_plan plan_dependencies(const graph_spec& spec) {
   return plan;
 }
 
-dependency_plan plan_dependencies(const graph_spec& spec, const resolved_dependencies& resolved) {
-  const auto count = static_cast<std::uint32_t>(spec.nodes.size());
-  dependency_plan plan;
-  resize_in_huge_pages(plan.dep_begin, count + 1);
-  std::copy(resolved.begin.begin(), resolved.begin.end(), plan.dep_begin.begin());
-  resize_in_huge_pages(plan.deps, resolved.deps.size());
-  std::copy(resolved.deps.begin(), resolved.deps.end(), plan.deps.begin());
-  bool declared_in_order = true;
-  for (std::uint32_t v = 0; v < count && declared_in_order; ++v)
-    for (std::uint32_t s = plan.dep_begin[v]; s < plan.dep_begin[v + 1]; ++s)
-      declared_in_order &= plan.deps[s] < v;
-  if (declared_in_order) {
-    in_declaration_order(count, plan.order);
-    return plan;
-  }
-  const csr_rows dependents = reverse_csr(count, plan.dep_begin.data(), plan.deps.data());
-  if (!kahn_order(count, plan.dep_begin.data(), dependents.begin.data(), dependents.target.data(),
-                  plan.order))
-    graph_view(spec, resolved, describe_top_level(spec));  // throws, naming the cycle
-  return plan;
-}
-
 }  // namespace check_detail
 
 std::vector<std::size_t> topological_order(const resolved_graph& graph) {
-  const check_detail::dependency_plan plan = check_detail::plan_dependencies(
-      graph.spec(), {graph.dependency_begin(), graph.dependency_indices()});
+  // Straight from the resolved rows into the result: nothing is copied.
+  const auto count = static_cast<std::uint32_t>(graph.size());
+  const std::uint32_t* begin = graph.dependency_begin().data();
+  const std::uint32_t* deps = graph.dependency_indices().data();
   std::vector<std::size_t> order;
-  check_detail::resize_in_huge_pages(order, plan.order.size());
-  std::copy(plan.order.begin(), plan.order.end(), order.begin());
+  bool declared_in_order = true;
+  for (std::uint32_t v = 0; v < count && declared_in_order; ++v)
+    for (std::uint32_t s = begin[v]; s < begin[v + 1]; ++s) declared_in_order &= deps[s] < v;
+  if (declared_in_order) {  // Kahn's order is the declaration's
+    check_detail::in_declaration_order(count, order);
+    return order;
+  }
+  const check_detail::csr_rows dependents = check_detail::reverse_csr(count, begin, deps);
+  if (!check_detail::kahn_order(count, begin, dependents.begin.data(), dependents.target.data(), order)) {
+    const check_detail::resolved_dependencies rows{graph.dependency_begin(), graph.dependency_indices()};
+    check_detail::graph_view(graph.spec(), rows, check_detail::describe_top_level(graph.spec()));  // throws, naming the cycle
+  }
   return order;
 }
 
