@@ -3,6 +3,9 @@
 #   required: meson, ninja, pkg-config, python3, Boost's headers (Hana,
 #             Graph), GoogleTest
 #   optional: Graphviz, which only draws the graphs' pictures
+#   with --ci, required too: clang++ with libc++ (clang, libc++-dev,
+#             libc++abi-dev) and GoogleTest's sources (googletest), for CI's
+#             build by clang++ against libc++ (.ci/run)
 # The CUDA toolkit, 13.0 or newer (nvcc, cudart, NVRTC, cuBLAS), is expected
 # under /usr/local/cuda or on PATH.
 #
@@ -12,6 +15,8 @@
 # (exit 1), named. Tested with apt-get failing by
 # tests/consumer/run_offline_deps.sh.
 set -euo pipefail
+ci=false
+[ "${1:-}" = --ci ] && ci=true
 
 # What is lost without each optional package.
 declare -A lost=(
@@ -30,6 +35,18 @@ find_missing() {
     required+=(libboost-dev)
   { command -v pkg-config >/dev/null && pkg-config --exists gtest 2>/dev/null; } ||
     [ -f /usr/lib/x86_64-linux-gnu/libgtest.a ] || required+=(libgtest-dev)
+  if $ci; then
+    command -v clang++ >/dev/null || command -v clang++-14 >/dev/null || required+=(clang)
+    # libc++'s and libc++abi's headers, found by the clang++ above.
+    local cxx
+    cxx=$(command -v clang++ || command -v clang++-14 || true)
+    if [ -z "$cxx" ] || ! echo '#include <cxxabi.h>
+#include <string>' | "$cxx" -stdlib=libc++ -x c++ -fsyntax-only - >/dev/null 2>&1; then
+      required+=(libc++-dev libc++abi-dev)
+    fi
+    [ -f /usr/src/googletest/googletest/src/gtest-all.cc ] || [ -f /usr/src/gtest/src/gtest-all.cc ] ||
+      required+=(googletest)
+  fi
   command -v dot >/dev/null || optional+=(graphviz)
   return 0
 }

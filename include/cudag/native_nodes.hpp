@@ -142,6 +142,36 @@ template <class T>
     return value > std::uint64_t{INT64_MAX} ? INT64_MAX : static_cast<std::int64_t>(value);
 }
 
+/// ceil(n * multiplier / divisor) for a product past 64 bits, at most
+/// 2^64 - 1, in two 64-bit halves: the portable form of the wide path below
+/// (unsigned __int128 is a GCC and Clang extension). Always compiled, so the
+/// cpu suite compares it with the 128-bit form where that exists.
+[[nodiscard]] constexpr std::uint64_t scaled_extent_wide_portable(std::uint64_t n, std::uint64_t multiplier,
+                                                                  std::uint64_t divisor) noexcept {
+  // The 128-bit product as hi:lo, from four 32-bit partial products.
+  const std::uint64_t a0 = n & 0xFFFFFFFFu, a1 = n >> 32;
+  const std::uint64_t b0 = multiplier & 0xFFFFFFFFu, b1 = multiplier >> 32;
+  const std::uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
+  const std::uint64_t middle = (p00 >> 32) + (p01 & 0xFFFFFFFFu) + (p10 & 0xFFFFFFFFu);
+  const std::uint64_t lo = (middle << 32) | (p00 & 0xFFFFFFFFu);
+  const std::uint64_t hi = p11 + (p01 >> 32) + (p10 >> 32) + (middle >> 32);
+  // A quotient of 2^64 or more saturates; otherwise hi < divisor, and long
+  // division of lo's 64 bits, one at a time, gives it (remainder in hi).
+  if (hi >= divisor) return ~std::uint64_t{0};
+  std::uint64_t rem = hi, quotient = 0;
+  for (int bit = 63; bit >= 0; --bit) {
+    const bool carry = (rem >> 63) != 0;
+    rem = (rem << 1) | ((lo >> bit) & 1u);
+    quotient <<= 1;
+    if (carry || rem >= divisor) {
+      rem -= divisor;
+      quotient |= 1u;
+    }
+  }
+  if (rem != 0) return quotient == ~std::uint64_t{0} ? quotient : quotient + 1;
+  return quotient;
+}
+
 /// ceil(max(value, 0) * multiplier / divisor), in 128 bits where 64 could
 /// overflow, at most 2^64 - 1. A divisor of 0 (check() refuses it) reads as 1.
 [[nodiscard]] constexpr std::uint64_t scaled_extent(std::int64_t value, std::uint64_t multiplier,
@@ -153,9 +183,13 @@ template <class T>
     if (divisor == 1) return product;  // the common rule: a reshape computes it for every node
     return product / divisor + (product % divisor != 0);
   }
+#ifdef __SIZEOF_INT128__
   const unsigned __int128 product = static_cast<unsigned __int128>(n) * multiplier;
   const unsigned __int128 wide = product / divisor + (product % divisor != 0);
   return wide > 0xFFFFFFFFFFFFFFFFull ? ~std::uint64_t{0} : static_cast<std::uint64_t>(wide);
+#else
+  return scaled_extent_wide_portable(n, multiplier, divisor);
+#endif
 }
 
 /// What a shape rule sets its dimension to for a parameter's value: the

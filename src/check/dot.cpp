@@ -28,7 +28,7 @@ using display::copy_kind_name;
 using display::dims;
 using display::max_quoted_bytes;
 using display::max_shown_bytes;
-using display::quoted;
+using display::dot_quoted;
 using display::utf8_length;
 
 // A user string as a picture shows it: at most max_shown_bytes, cut at a
@@ -177,7 +177,7 @@ class dot_writer {
   explicit dot_writer(const graph_spec& spec) : labels_(spec) {}
 
   std::string write(const graph_spec& spec) {
-    out_ += "digraph " + quoted(spec.name.empty() ? "cudag" : shown(spec.name)) + " {\n";
+    out_ += "digraph " + dot_quoted(spec.name.empty() ? "cudag" : shown(spec.name)) + " {\n";
     out_ += "  graph [compound=true, fontname=\"Helvetica\", fontsize=11];\n";
     out_ += "  node [fontname=\"Helvetica\", fontsize=10, style=\"rounded,filled\"];\n";
     out_ += "  edge [color=\"#444444\"];\n";
@@ -221,7 +221,7 @@ class dot_writer {
         drawn from;
         if (found == by_name.end()) {
           from.entry = from.exit = next_id();
-          out_ += indent + from.entry + " [label=" + quoted(shown(dep) + "\n(missing)") +
+          out_ += indent + from.entry + " [label=" + dot_quoted(shown(dep) + "\n(missing)") +
                   ", shape=box, style=dashed, color=red, fontcolor=red];\n";
         } else {
           from = drawing.nodes[found->second];
@@ -254,8 +254,8 @@ class dot_writer {
     std::string label = shown(n.name) + "\n" + std::string(kind_name(n.kind()));
     if (std::string details = details_of(n, labels_); !details.empty()) label += "\n" + details;
     if (std::string reads = named_operands(n); !reads.empty()) label += "\n" + reads;
-    out_ += indent + id + " [label=" + quoted(label) + ", shape=" + std::string(style.shape) +
-            ", fillcolor=" + quoted(style.fill) + "];\n";
+    out_ += indent + id + " [label=" + dot_quoted(label) + ", shape=" + std::string(style.shape) +
+            ", fillcolor=" + dot_quoted(style.fill) + "];\n";
     return drawn{id, id, ""};
   }
 
@@ -291,9 +291,9 @@ class dot_writer {
     }
     const std::string inner = indent + "  ";
     out_ += indent + "subgraph " + self.cluster + " {\n";
-    out_ += inner + "label=" + quoted(shown(n.name)) + ";\n";
+    out_ += inner + "label=" + dot_quoted(shown(n.name)) + ";\n";
     out_ += inner + "style=\"rounded" + (cond ? ",dashed" : "") + "\"; color=\"#666666\";\n";
-    out_ += inner + id + " [label=" + quoted(header) + ", shape=box, fillcolor=\"#eeeeee\"];\n";
+    out_ += inner + id + " [label=" + dot_quoted(header) + ", shape=box, fillcolor=\"#eeeeee\"];\n";
     out_ += inner + self.exit + " [shape=point, style=invis, width=0, height=0, label=\"\"];\n";
 
     std::vector<graph_drawing> bodies;
@@ -311,7 +311,7 @@ class dot_writer {
                                 ? (b == 0 ? "then" : "else")
                                 : "case " + std::to_string(b);
         out_ += inner + "subgraph " + self.cluster + "_b" + std::to_string(b) + " {\n";
-        out_ += inner + "  label=" + quoted(label) + ";\n";
+        out_ += inner + "  label=" + dot_quoted(label) + ";\n";
         enter(cond->bodies[b], node_path);
         bodies.push_back(write_graph(cond->bodies[b], inner + "  ", nested_prefix(node_path, n, b)));
         leave();

@@ -30,7 +30,7 @@ using display::copy_kind_name;
 using display::dims;
 using display::max_quoted_bytes;
 using display::max_shown_bytes;
-using display::quoted;
+using display::dot_quoted;
 using display::utf8_length;
 
 // What text shows of one user string (as to_dot(spec) does), of a literal's
@@ -583,7 +583,7 @@ class diff_dot_writer {
   std::string write(const graph_spec& before, const graph_spec& after) {
     out_ += "digraph \"diff\" {\n";
     out_ += "  graph [compound=true, fontname=\"Helvetica\", fontsize=11, labelloc=t, label=" +
-            quoted(summary()) + "];\n";
+            dot_quoted(summary()) + "];\n";
     out_ += "  node [fontname=\"Helvetica\", fontsize=10, shape=box];\n";
     guard_.enter(&before, &after, "", "to_dot");
     write_level(&before, &after, "  ", "");
@@ -690,7 +690,7 @@ class diff_dot_writer {
       drawn from;
       if (found == at.end()) {
         from.entry = from.exit = next_id();
-        out_ += cat({indent, from.entry, " [label=", quoted(readable(dep) + "\n(missing)"),
+        out_ += cat({indent, from.entry, " [label=", dot_quoted(readable(dep) + "\n(missing)"),
                      ", style=dashed, color=red, fontcolor=red];\n"});
       } else {
         from = drawing.nodes[found->second];
@@ -779,7 +779,7 @@ class diff_dot_writer {
     }
     const std::string id = next_id();
     out_ += cat({indent, id, " [label=",
-                 quoted(label_of(it, path, s, kind_name(shown_node.kind()))), ", ",
+                 dot_quoted(label_of(it, path, s, kind_name(shown_node.kind()))), ", ",
                  node_attributes(s), "];\n"});
     return drawn{id, id, ""};
   }
@@ -794,10 +794,10 @@ class diff_dot_writer {
     const bool conditional = std::holds_alternative<conditional_node>(shown_node.params);
     const std::string inner = indent + "  ";
     out_ += cat({indent, "subgraph ", self.cluster, " {\n"});
-    out_ += cat({inner, "label=", quoted(readable(shown_node.name)), ";\n"});
+    out_ += cat({inner, "label=", dot_quoted(readable(shown_node.name)), ";\n"});
     out_ += cat({inner, "style=\"rounded", conditional || l.dashed ? ",dashed" : "",
                  "\"; color=\"", l.border, "\"; penwidth=", l.penwidth, ";\n"});
-    out_ += cat({inner, id, " [label=", quoted(label_of(it, path, s, what)), ", ",
+    out_ += cat({inner, id, " [label=", dot_quoted(label_of(it, path, s, what)), ", ",
                  node_attributes(s), "];\n"});
     out_ += cat({inner, self.exit, " [shape=point, style=invis, width=0, height=0, label=\"\"];\n"});
 
@@ -806,7 +806,7 @@ class diff_dot_writer {
       std::string body_indent = inner;
       if (!body_labels.empty()) {
         out_ += cat({inner, "subgraph ", self.cluster, "_b", str(i), " {\n"});
-        out_ += cat({inner, "  label=", quoted(body_labels[i]), ";\n"});
+        out_ += cat({inner, "  label=", dot_quoted(body_labels[i]), ";\n"});
         body_indent += "  ";
       }
       guard_.enter(bodies[i].first, bodies[i].second, path, "to_dot");

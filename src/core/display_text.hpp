@@ -115,8 +115,10 @@ inline void append_hex(std::string& out, unsigned char c) {
 /// A quoted DOT string that Graphviz always accepts: quotes and backslashes
 /// escaped, newlines as DOT's centred line break, a NUL, another control
 /// character or a byte that is not valid UTF-8 written out as the text \xNN,
-/// and at most max_quoted_bytes of it (cut between characters).
-[[nodiscard]] inline std::string quoted(std::string_view text) {
+/// and at most max_quoted_bytes of it (cut between characters). Not named
+/// `quoted`: argument-dependent lookup would find std::quoted for a
+/// std::string argument where <string> declares it (libc++), and prefer it.
+[[nodiscard]] inline std::string dot_quoted(std::string_view text) {
   std::string out = "\"";
   std::size_t at = 0;
   while (at < text.size()) {

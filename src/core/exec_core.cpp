@@ -7,6 +7,7 @@
 #include <fstream>
 #include <mutex>
 #include <sstream>
+#include <utility>
 
 #include <unistd.h>
 
@@ -53,7 +54,7 @@ void host_failure_sink::rethrow_if_failed() {
   {
     std::lock_guard lock(s.mutex);
     node.swap(s.node);
-    failure.swap(s.failure);
+    std::swap(failure, s.failure);  // exception_ptr::swap is libstdc++'s own
     s.failed.store(false, std::memory_order_release);
   }
   std::string what = "unknown exception";

@@ -1,6 +1,8 @@
 // Graph allocations are not allowed inside conditional bodies.
 // expect-error: node_kind_forbidden_in_conditional_body<.*"pick\[1\]/grab \(mem_alloc node\)"
 // expect-name: pick[1]/grab
+// expect-error clang: node_kind_forbidden_in_conditional_body<\{"pick\[1\]/gr\.\.\."\}
+// expect-name clang: pick[1]/gr
 #include "common.hpp"
 constexpr auto scratch = buffer<"scratch", float>;
 constexpr auto case0 = graph(kernel<"zero", cf::scale>(1, 32, x, 0.0f, n));

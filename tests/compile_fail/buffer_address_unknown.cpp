@@ -1,6 +1,7 @@
 // The graph allocates "staging", not "stage".
 // expect-error: graph_allocates_no_buffer<.*"stage"
 // expect-name: stage
+// expect-error clang: '~graph_allocates_no_buffer' has been explicitly marked deleted
 #include "common.hpp"
 constexpr auto staging = buffer<"staging", float>;
 constexpr auto stage = buffer<"stage", float>;

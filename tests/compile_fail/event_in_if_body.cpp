@@ -1,6 +1,8 @@
 // An event record node inside an if body (through a child graph).
 // expect-error: node_kind_forbidden_in_conditional_body<.*"maybe/wrapped/signal \(event_record node\)"
 // expect-name: maybe/wrapped/signal
+// expect-error clang: node_kind_forbidden_in_conditional_body<\{"maybe/wrap\.\.\."\}
+// expect-name clang: maybe/wrap
 #include "common.hpp"
 constexpr auto inner = graph(record<"signal">(param<"event", cudaEvent_t>));
 constexpr auto body = graph(child<"wrapped">(inner));

@@ -3,7 +3,8 @@
 compiler's FIRST error matches every `// expect-error: REGEX` line of SOURCE.
 
 usage: expect_compile_failure.py [--single-error] [--require-name]
-                                 [--max-output-bytes=N] SOURCE -- COMPILER ARGS...
+                                 [--max-output-bytes=N] [--compiler=ID]
+                                 SOURCE -- COMPILER ARGS...
 
 SOURCE is appended to COMPILER ARGS. The rules, in order:
 
@@ -49,15 +50,34 @@ SOURCE is appended to COMPILER ARGS. The rules, in order:
 6. With --single-error, the output must hold exactly one error line: one
    mistake, one error, no cascade. A case whose cascade comes from code it
    does not test says so, and why, in a `// cascade-known: REASON` line
-   (every compiler) or `// cascade-known nvcc: REASON` (nvcc only; the
-   compiler is told by the name of the command); a crash still fails it.
+   (every compiler) or `// cascade-known nvcc: REASON` (nvcc only, or
+   `clang`, `gcc`); a crash still fails it. Under clang, an error that only
+   restates the first one where its result was needed ("constexpr variable
+   'g' must be initialized by a constant expression", "static_assert
+   expression is not an integral constant expression", "call to consteval
+   function ... is not a constant expression") is not counted.
+
+The compiler (gcc, clang or nvcc) is given by --compiler=ID, or read from
+the command's name. Where a compiler spells a fault otherwise, the case
+says how in lines for it alone, which replace the general ones under it:
+`// expect-error clang: REGEX`, `// expect-name clang: TEXT`. Clang 14
+prints a fixed_string template argument as its character codes, the first
+ten only (`{{112, 105, 99, 107, 0}}`, read as `{"pick"}`; a longer one as
+`{"pick[1]/gr..."}`), and names only the error type where the error is a
+deleted destructor or a non-constexpr constructor; where it prints no name
+in its first lines at all, `// name-unprinted clang: REASON` says so and the
+name is not asserted under clang (the error still is). Clang prints the
+source line unindented: there, every line up to the next diagnostic that
+is not a note belongs to the first error's block.
 
 Before matching, the output is normalised so that one pattern serves g++
 and nvcc (EDG front end): nvcc prints a fixed_string template argument as
 a list of characters, `fixed_string<5UL>{{'s', 'c', 'a', 'l', 'e', '\\000'}}`,
 which is rewritten as g++ prints it, `fixed_string<5>{"scale"}`; integer
 literals lose their suffixes (`4UL` -> `4`); `T *` and `T &` lose the
-space (`float *` -> `float*`). Patterns are written in g++'s spelling.
+space (`float *` -> `float*`); clang's static_assert message reads as
+g++'s ("static assertion failed: MESSAGE"). Patterns are written in g++'s
+spelling.
 """
 import os
 import re
@@ -68,10 +88,24 @@ ERROR_LINE = re.compile(r"(?:^|[\s:])(?:fatal |catastrophic )?error(?: #\d+(?:-[
 CONTEXT_LINE = re.compile(r"^\s*detected during")
 NOTE_LINE = re.compile(r"(?:^|[\s:])note(?: #\d+(?:-[A-Z])?)?:")
 INCLUDED_FROM = re.compile(r"^(?:In file included from |\s+from )")
+# Clang: a diagnostic's first line, and its closing count.
+DIAGNOSTIC = re.compile(r"^\S[^:]*:\d+(?::\d+)?: |^In instantiation of |^\S[^:]*: In ")
+GENERATED = re.compile(r"^\d+ (?:errors?|warnings?)(?: and \d+ \w+)? generated\.")
+# Clang reports a failed check a second time where its result was needed (a
+# constexpr variable's initializer, a static_assert over the checking call):
+# the same mistake restated, not a cascade from other code.
+CLANG_RESTATED = re.compile(r"error: (?:constexpr variable '\w+' must be initialized by a constant "
+                            r"expression|static_assert expression is not an integral constant expression"
+                            r"|call to consteval function '[^']*' is not a constant expression)")
+# Clang 14's static_assert message, in g++'s spelling after normalisation.
+CLANG_STATIC_ASSERT = re.compile(r"static_assert failed(?: due to requirement '.*?')? \"(.*)\"$", re.M)
 HEAD_LINES = 5
 CRASH_MARKERS = ("segmentation fault", "internal compiler error", "internal error")
 CONTINUATION_LIMIT = 10
 
+# Clang 14 prints a fixed_string template argument as its character codes,
+# `{{115, 99, 97, 108, 101, 0}}`, the first ten only and then `...`.
+CODE_LIST = re.compile(r"\{\{((?:\d+, ){0,9}\d+)(, \.\.\.)?\}\}")
 CHAR_LIST = re.compile(r"\{\{((?:'(?:[^'\\]|\\[0-7]{1,3}|\\.)'(?:, )?)+)\}\}")
 ONE_CHAR = re.compile(r"'([^'\\]|\\[0-7]{1,3}|\\.)'")
 INTEGER_SUFFIX = re.compile(r"\b(\d+)(?:ULL|ull|UL|ul|LL|ll|U|u|L|l)\b")
@@ -93,7 +127,20 @@ def _string_of_chars(match: re.Match) -> str:
     return '{"' + text + '"}'
 
 
+def _string_of_codes(match: re.Match) -> str:
+    text = ""
+    for code in map(int, match.group(1).split(", ")):
+        if code == 0:
+            break  # the terminating NUL
+        text += chr(code) if 32 <= code < 127 and chr(code) not in '"\\' else "\\%03o" % code
+    # Cut short by the compiler: the name's first ten characters, then "..."
+    # (a pattern naming the whole name cannot match it).
+    return '{"' + text + ('..."}' if match.group(2) else '"}')
+
+
 def normalise(output: str) -> str:
+    output = CODE_LIST.sub(_string_of_codes, output)
+    output = CLANG_STATIC_ASSERT.sub(r"static assertion failed: \1", output)
     output = CHAR_LIST.sub(_string_of_chars, output)
     output = INTEGER_SUFFIX.sub(r"\1", output)
     return SPACE_BEFORE_DECLARATOR.sub(r"\1\2", output)
@@ -103,10 +150,12 @@ def error_lines(lines: list[str]) -> list[int]:
     return [i for i, line in enumerate(lines) if ERROR_LINE.search(line)]
 
 
-def first_error(lines: list[str], first: int) -> str:
+def first_error(lines: list[str], first: int, clang: bool = False) -> str:
     """The first error line, its continuation, and the notes that follow it
     (each with its own continuation; g++'s "In file included from" lines
-    between them are skipped)."""
+    between them are skipped). Clang prints the source line as it is, not
+    indented: there, every line up to the next diagnostic that is not a note
+    continues the block."""
     block = [lines[first]]
     taken = 0
     for line in lines[first + 1:]:
@@ -114,7 +163,10 @@ def first_error(lines: list[str], first: int) -> str:
             break
         if INCLUDED_FROM.match(line):
             continue
-        if not line[:1].isspace() and not NOTE_LINE.search(line):
+        if clang:
+            if (DIAGNOSTIC.match(line) and not NOTE_LINE.search(line)) or GENERATED.match(line):
+                break
+        elif not line[:1].isspace() and not NOTE_LINE.search(line):
             break
         block.append(line)
         taken += 1
@@ -143,13 +195,13 @@ CASCADE_KNOWN = re.compile(r"cascade-known(?: (\w+))?:\s*(.*)")
 
 
 def known_cascades(text: str, compiler: str) -> list[str]:
-    """The reasons of the `cascade-known` lines that apply to `compiler`,
-    each with the comment lines that continue it."""
+    """The reasons of the `cascade-known` lines that apply to `compiler` (an
+    id: gcc, clang, nvcc), each with the comment lines that continue it."""
     reasons = []
     lines = text.splitlines()
     for i, line in enumerate(lines):
         m = CASCADE_KNOWN.search(line)
-        if not m or (m.group(1) is not None and m.group(1) not in compiler):
+        if not m or (m.group(1) is not None and m.group(1) != compiler):
             continue
         reason = m.group(2)
         for more in lines[i + 1:]:
@@ -159,6 +211,25 @@ def known_cascades(text: str, compiler: str) -> list[str]:
             reason += " " + more[3:].strip()
         reasons.append(reason)
     return reasons
+
+
+def expectations(text: str, tag: str, compiler: str) -> list[str]:
+    """The values of the `TAG COMPILER: VALUE` lines of `text` where it has
+    any (an expectation in one compiler's spelling), else of `TAG: VALUE`."""
+    own = [line.split(f"{tag} {compiler}:", 1)[1].strip()
+           for line in text.splitlines() if f"{tag} {compiler}:" in line]
+    return own or [line.split(f"{tag}:", 1)[1].strip()
+                   for line in text.splitlines() if f"{tag}:" in line]
+
+
+def compiler_id(options: list[str], command: list[str]) -> str:
+    """gcc, clang or nvcc: --compiler=ID, else read from the command."""
+    given = next((o.split("=", 1)[1] for o in options if o.startswith("--compiler=")), None)
+    if given:
+        return given
+    name = next((os.path.basename(c) for c in command
+                 if os.path.basename(c) not in ("ccache", "sccache")), command[0])
+    return "nvcc" if "nvcc" in name else "clang" if "clang" in name else "gcc"
 
 
 def main() -> int:
@@ -175,14 +246,15 @@ def main() -> int:
                      if os.path.basename(c) not in ("ccache", "sccache")), command[0])
     with open(source, encoding="utf-8") as f:
         text = f.read()
-    patterns = [line.split("expect-error:", 1)[1].strip()
-                for line in text.splitlines() if "expect-error:" in line]
-    cascade_known = known_cascades(text, compiler)
-    names = [line.split("expect-name:", 1)[1].strip()
-             for line in text.splitlines() if "expect-name:" in line]
-    nvcc = "nvcc" in compiler
+    cid = compiler_id(options, command)
+    patterns = expectations(text, "expect-error", cid)
+    cascade_known = known_cascades(text, cid)
+    names = expectations(text, "expect-name", cid)
+    # Clang prints names as character codes, nvcc as character lists: both
+    # are read after normalisation.
+    printed_as_codes = cid in ("nvcc", "clang")
     if not patterns:
-        print(f"{name}: no '// expect-error: REGEX' line")
+        print(f"{name}: no '// expect-error: REGEX' line (or 'expect-error {cid}:')")
         return 1
     try:
         result = subprocess.run(command, capture_output=True, text=True, errors="replace",
@@ -197,7 +269,10 @@ def main() -> int:
     crash = crash_of(result.returncode, raw)
     lines = normalise(raw).splitlines()
     errors = error_lines(lines)
-    block = first_error(lines, errors[0]) if errors else ""
+    clang = cid == "clang"
+    if clang:
+        errors = errors[:1] + [i for i in errors[1:] if not CLANG_RESTATED.search(lines[i])]
+    block = first_error(lines, errors[0], clang) if errors else ""
     failures = []
     if crash:
         failures.append(f"the compiler crashed ({crash})")
@@ -207,26 +282,33 @@ def main() -> int:
                  if errors and not re.search(p, block)]
     if single_error and len(errors) > 1 and not cascade_known:
         failures.append(f"{len(errors)} errors, expected one (a cascade)")
-    if require_name and not names:
+    unprinted = [line.split(f"name-unprinted {cid}:", 1)[1].strip()
+                 for line in text.splitlines() if f"name-unprinted {cid}:" in line]
+    if unprinted:
+        names = []  # this compiler prints no name in its first lines; the reason is shown
+    if require_name and not names and not unprinted:
         failures.append("no '// expect-name: TEXT' line (the node, edge or cycle the error names)")
     # g++ prints names as text; nvcc's front end only as character lists
-    # (fixed_string<5UL>{{'s', 'c', ...}}), read here after normalisation.
-    head = raw if not nvcc else normalise(raw)
+    # (fixed_string<5UL>{{'s', 'c', ...}}), clang as character codes, both
+    # read here after normalisation.
+    head = normalise(raw) if printed_as_codes else raw
     failures += [f"the first {HEAD_LINES} lines do not name '{n}'"
-                 + (" (after normalisation)" if nvcc else "")
+                 + (" (after normalisation)" if printed_as_codes else "")
                  for n in names_in_head(head, names, HEAD_LINES)]
     if max_bytes is not None and len(raw) > max_bytes:
         failures.append(f"{len(raw)} bytes of output, more than {max_bytes}")
     if failures:
-        print(f"{name} ({compiler}): " + "; ".join(failures))
+        print(f"{name} ({compiler}, {cid}): " + "; ".join(failures))
         print("--- first error (normalised) ---")
         print(block[:4000])
         start = max(0, errors[0] - 20) if errors else 0
         print(f"--- output (raw, from line {start + 1}) ---")
         print("\n".join(raw.splitlines()[start:start + 60])[:12000])
         return 1
-    print(f"{name} ({compiler}): fails as expected, {len(errors)} error(s); first:")
+    print(f"{name} ({compiler}, {cid}): fails as expected, {len(errors)} error(s); first:")
     print(block[:2000])
+    if unprinted:
+        print(f"(no name asserted under {cid}: {unprinted[0]})")
     if len(errors) > 1 and cascade_known:
         print(f"(a known cascade: {cascade_known[0]})")
     return 0

@@ -3,5 +3,6 @@
 // (65535), refused naming the node and the dimension.
 // expect-error: launch_dimension_out_of_range.*"rows"\}.*Dim ?= ?(cudag::)?launch_dim::grid_y
 // expect-name: rows
+// expect-error clang: launch_dimension_out_of_range<\{"rows"\}
 #include "common.hpp"
 constexpr auto g = graph(kernel<"rows", cf::scale>(dims(4, 70000), dims(256), x, 2.0f, n));

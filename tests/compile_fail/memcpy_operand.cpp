@@ -1,5 +1,6 @@
 // A memcpy destination must be a pointer.
 // expect-error: node_operand_has_wrong_type<.*"stage".*"destination"
 // expect-name: "stage"
+// expect-error clang: node_operand_has_wrong_type<\{"stage"\}
 #include "common.hpp"
 constexpr auto g = graph(memcpy<"stage">(n, x, 64));

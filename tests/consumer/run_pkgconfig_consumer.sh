@@ -14,6 +14,10 @@ if [ "${CUDAG_SANITIZE:-none}" != none ]; then
   echo "SKIP: this build's library is instrumented (b_sanitize=$CUDAG_SANITIZE); installed-package consumers link plain builds"
   exit 77
 fi
+if [ "${CUDAG_LIBCXX:-false}" = true ]; then
+  echo "SKIP: this build's library is built against libc++; the consumer's nvcc host compiler links libstdc++"
+  exit 77
+fi
 source_root=$(cd "$1" && pwd)
 build_root=$(cd "$2" && pwd)
 nvcc=$(command -v "$3" || echo "$3")

@@ -3,6 +3,7 @@
 // after each rebind, the same refusals. The recorder stands in for CUDA.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -338,3 +339,51 @@ TEST(DslShapeRules, ARuleInsideAChildGraphRefusesTheRebindWhole) {
 }
 
 }  // namespace
+
+// The wide path of a shape rule (a product past 64 bits) has a portable form
+// for compilers without unsigned __int128; both give the same extents, and
+// the portable one is checked at compile time too.
+namespace portable {
+using cudag::native::scaled_extent_wide_portable;
+constexpr std::uint64_t max = ~std::uint64_t{0};
+static_assert(scaled_extent_wide_portable(std::uint64_t{1} << 32, std::uint64_t{1} << 32, 1) == max);
+static_assert(scaled_extent_wide_portable(std::uint64_t{1} << 32, std::uint64_t{1} << 32, 2) ==
+              std::uint64_t{1} << 63);
+static_assert(scaled_extent_wide_portable(max, max, max) == max);
+static_assert(scaled_extent_wide_portable(max, 3, 4) == max / 4 * 3 + 3);  // (2^64-1)*3/4, rounded up
+static_assert(scaled_extent_wide_portable(std::uint64_t{5} << 32, std::uint64_t{7} << 20, 3) ==
+              (std::uint64_t{35} << 52) / 3 + 1);
+}  // namespace portable
+
+TEST(DslShapeRules, ThePortableWidePathAgreesWithThe128BitOne) {
+  const std::uint64_t values[] = {0,
+                                  1,
+                                  3,
+                                  0xFFFFFFFFu,
+                                  std::uint64_t{1} << 32,
+                                  (std::uint64_t{1} << 32) + 1,
+                                  0x123456789ABCDEFull,
+                                  std::uint64_t{1} << 62,
+                                  (std::uint64_t{1} << 63) - 1,
+                                  std::uint64_t{1} << 63,
+                                  ~std::uint64_t{0} - 1,
+                                  ~std::uint64_t{0}};
+  for (const std::uint64_t n : values)
+    for (const std::uint64_t m : values)
+      for (const std::uint64_t d : values) {
+        if (d == 0 || (n <= 0xFFFFFFFFu && m <= 0xFFFFFFFFu)) continue;  // not the wide path
+        std::uint64_t expected = ~std::uint64_t{0};
+#ifdef __SIZEOF_INT128__
+        const unsigned __int128 product = static_cast<unsigned __int128>(n) * m;
+        const unsigned __int128 wide = product / d + (product % d != 0);
+        if (wide <= ~std::uint64_t{0}) expected = static_cast<std::uint64_t>(wide);
+#else
+        GTEST_SKIP() << "no 128-bit integer to compare with (the static_asserts above still ran)";
+#endif
+        EXPECT_EQ(cudag::native::scaled_extent_wide_portable(n, m, d), expected)
+            << n << " * " << m << " / " << d;
+        if (n <= static_cast<std::uint64_t>(INT64_MAX))
+          EXPECT_EQ(cudag::native::scaled_extent(static_cast<std::int64_t>(n), m, d), expected)
+              << n << " * " << m << " / " << d;
+      }
+}

@@ -46,8 +46,8 @@ template <class Body>
 /// operand that may view one (a graph without either pays nothing).
 template <class... Items>
 inline constexpr bool checks_buffer_views =
-    (allocates_buffer<typename Items::body_type>() || ...) &&
-    (views_buffers<typename Items::body_type>() || ...);
+    any_of_values({false, allocates_buffer<typename Items::body_type>()...}) &&
+    any_of_values({false, views_buffers<typename Items::body_type>()...});
 
 struct allocation_seen {
   std::string_view buffer;
@@ -126,7 +126,9 @@ constexpr void views_of_item(const G& g, std::string_view prefix, const view_che
 template <class... Items, std::size_t... I>
 constexpr void views_in_items(const graph_t<Items...>& g, std::string_view prefix,
                               const view_checker& check, std::index_sequence<I...>) {
-  (views_of_item<Items, I>(g, prefix, check), ...);
+  // In order, over an array rather than a fold (any_of_values says why).
+  const int in_order[] = {0, (views_of_item<Items, I>(g, prefix, check), 0)...};
+  (void)in_order;
 }
 
 template <class... Items>
@@ -163,13 +165,15 @@ constexpr void check_item_views(const Item& item, const view_checker& check) {
 
 template <class... Items>
 constexpr void check_buffer_views(const Items&... items) {
-  constexpr std::size_t count = (std::size_t{allocates_buffer<typename Items::body_type>()} + ...);
+  constexpr std::size_t count = count_of_values({false, allocates_buffer<typename Items::body_type>()...});
   std::array<allocation_seen, count> allocations{};
   std::size_t k = 0;
-  (note_allocation(items, allocations, k), ...);
+  const int noted[] = {0, (note_allocation(items, allocations, k), 0)...};  // in order, no fold
+  (void)noted;
   view_past_end first;
   const view_checker check{allocations.data(), count, &first};
-  (check_item_views(items, check), ...);
+  const int checked[] = {0, (check_item_views(items, check), 0)...};
+  (void)checked;
 }
 
 }  // namespace cudag::dsl

@@ -12,6 +12,23 @@
 
 namespace cudag::dsl {
 
+/// Whether any, and how many, of a pack's values are true, read from an
+/// array: a fold over a graph's items nests one level per item, and clang
+/// refuses a fold longer than its -fbracket-depth (256 by default); an array
+/// has no depth. Called as any_of_values({false, pred<Items>()...}).
+template <std::size_t N>
+[[nodiscard]] constexpr bool any_of_values(const bool (&values)[N]) noexcept {
+  for (const bool v : values)
+    if (v) return true;
+  return false;
+}
+template <std::size_t N>
+[[nodiscard]] constexpr std::size_t count_of_values(const bool (&values)[N]) noexcept {
+  std::size_t n = 0;
+  for (const bool v : values) n += v ? 1 : 0;
+  return n;
+}
+
 inline constexpr std::size_t tuple_chunk_size = 16;
 
 /// Element I (its index in the whole tuple) of type T.

@@ -170,9 +170,10 @@ struct graph_t {
   static constexpr std::size_t node_count = sizes.nodes;
   /// Whether a kernel's launch, here or nested, follows parameters.
   static constexpr bool launch_follows_parameters =
-      (Items::body_type::launch_follows_parameters || ...);
+      any_of_values({false, Items::body_type::launch_follows_parameters...});
   /// Whether an operand here or nested may view a buffer (buffer_views.hpp).
-  static constexpr bool views_any_buffer = (views_buffers<typename Items::body_type>() || ...);
+  static constexpr bool views_any_buffer =
+      any_of_values({false, views_buffers<typename Items::body_type>()...});
 
   /// The items' bodies (an edge's is empty), not the items: the tuple's
   /// types, and every function over it, are named by body types only, which

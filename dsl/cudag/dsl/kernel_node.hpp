@@ -27,7 +27,8 @@ namespace cudag::dsl {
 
 /// The name of the function `Kernel` ("app::scale"), for messages and
 /// pictures: read from the signature the compiler writes for this function
-/// ("... [with auto Kernel = app::scale; ...]" from g++, also under nvcc).
+/// ("... [with auto Kernel = app::scale; ...]" from g++, also under nvcc;
+/// "[Kernel = &app::scale]" from clang).
 /// Empty where the compiler writes it otherwise.
 template <auto Kernel>
 [[nodiscard]] std::string_view function_name_of() noexcept {
