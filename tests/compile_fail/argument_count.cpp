@@ -3,3 +3,5 @@
 // expect-name: short_call
 #include "common.hpp"
 constexpr auto g = graph(kernel<"short_call", cf::axpy>(1, 32, x, y, 3.0f));
+// Used afterwards: the node's error stays the only one.
+void use() { (void)to_spec(g); }

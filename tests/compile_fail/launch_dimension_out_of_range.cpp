@@ -5,3 +5,5 @@
 // expect-name: rows
 #include "common.hpp"
 constexpr auto g = graph(kernel<"rows", cf::scale>(dims(4, 70000), dims(256), x, 2.0f, n));
+// Used afterwards: the node's error stays the only one.
+void use() { (void)to_spec(g); }

@@ -3,3 +3,5 @@
 // expect-name: "stage"
 #include "common.hpp"
 constexpr auto g = graph(memcpy<"stage">(n, x, 64));
+// Used afterwards: the node's error stays the only one.
+void use() { (void)to_spec(g); }
