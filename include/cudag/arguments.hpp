@@ -115,38 +115,19 @@ concept passes_as =
     (is_literal_argument<A> && requires(A&& a) { std::remove_cvref_t<P>{std::forward<A>(a)}; }) ||
     (!is_literal_argument<A> && same_representation<argument_type<A>, std::remove_cvref_t<P>>);
 
-/// Never defined: its name is the compile error for a mismatched argument
-/// ("incomplete type kernel_argument_mismatch<2, float, double>": argument 2
-/// is a double where the kernel takes a float).
-template <std::size_t Position, class Parameter, class Argument>
-struct kernel_argument_mismatch;
-
-template <std::size_t Position, class Parameter, class Argument>
-consteval bool check_one_argument() {
-  if constexpr (!passes_as<Parameter, Argument>)
-    return sizeof(kernel_argument_mismatch<Position, Parameter, std::remove_cvref_t<Argument>>) > 0;
-  return true;
-}
-
 template <class... T>
 struct type_list {};
 
-/// Compile-time check of a whole argument list against parameter types.
-template <class... P, class... A, std::size_t... I>
-consteval bool check_arguments(type_list<P...>, type_list<A...>, std::index_sequence<I...>) {
-  return (check_one_argument<I, P, A>() && ...);
-}
-
-template <class Params, class... A>
-struct arguments_match;
+/// The position of the first argument of A... that cannot be passed for its
+/// parameter of P... (as many as A...), or sizeof...(A) when all can. Never
+/// fails itself: its verdict picks the error type the builder reports.
 template <class... P, class... A>
-struct arguments_match<void(P...), A...> {
-  static_assert(sizeof...(P) == sizeof...(A),
-                "cudag: wrong number of kernel arguments (count the kernel's parameters)");
-  static constexpr bool value =
-      sizeof...(P) == sizeof...(A) &&
-      check_arguments(type_list<P...>{}, type_list<A...>{}, std::index_sequence_for<A...>{});
-};
+consteval std::size_t first_mismatched_argument(type_list<P...>, type_list<A...>) {
+  constexpr bool passes[] = {passes_as<P, A>..., true};  // never empty
+  for (std::size_t i = 0; i < sizeof...(A); ++i)
+    if (!passes[i]) return i;
+  return sizeof...(A);
+}
 
 /// Where the value of argument `a`, passed where P is expected, comes from:
 /// a literal of P's bytes, or the parameter, buffer or condition it names.

@@ -126,8 +126,9 @@ template <class Pointer>
 [[nodiscard]] constexpr std::optional<element> element_of() {
   using T = std::remove_cv_t<std::remove_pointer_t<Pointer>>;
   static_assert(std::is_pointer_v<Pointer>, "cudag::blas::gemm: matrices are passed as pointers");
-  static_assert(std::is_void_v<T> || std::is_same_v<T, float> || std::is_same_v<T, __half> ||
-                    std::is_same_v<T, __nv_bfloat16>,
+  // Only for a pointer: one mistake, one error.
+  static_assert(!std::is_pointer_v<Pointer> || std::is_void_v<T> || std::is_same_v<T, float> ||
+                    std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>,
                 "cudag::blas::gemm: matrices hold float, __half or __nv_bfloat16");
   if constexpr (std::is_same_v<T, float>) return element::f32;
   else if constexpr (std::is_same_v<T, __half>) return element::f16;
@@ -153,18 +154,24 @@ node_ref gemm(builder& b, std::string name, const gemm_desc& desc, A&& a, B&& bm
                 "cudag::blas::gemm: C must be a pointer to non-const (it is written)");
   static_assert(passes_as<float, Alpha> && passes_as<float, Beta>,
                 "cudag::blas::gemm: alpha and beta are float (a float literal or param<float>)");
-  (void)to_cublas(desc);  // refuse a bad descriptor where the node is declared
-  check_element(name, 'A', element_of<argument_type<A>>(), desc.input);
-  check_element(name, 'B', element_of<argument_type<B>>(), desc.input);
-  check_element(name, 'C', element_of<argument_type<C>>(), desc.output);
-  gemm_call call(desc, name);
-  std::string what = describe(desc);
-  return b.captured(
-      std::move(name), std::move(what),
-      [call](cudaStream_t s, const auto& pa, const auto& pb, const auto& pc, const auto& al,
-             const auto& be) { call(s, pa, pb, pc, float(al), float(be)); },
-      std::forward<A>(a), std::forward<B>(bm), std::forward<C>(c), std::forward<Alpha>(alpha),
-      std::forward<Beta>(beta));
+  // Nothing more is instantiated once an operand is refused: one error.
+  if constexpr (!(passes_as<const void*, A> && passes_as<const void*, B> && passes_as<void*, C> &&
+                  passes_as<float, Alpha> && passes_as<float, Beta>)) {
+    detail::refused_call();
+  } else {
+    (void)to_cublas(desc);  // refuse a bad descriptor where the node is declared
+    check_element(name, 'A', element_of<argument_type<A>>(), desc.input);
+    check_element(name, 'B', element_of<argument_type<B>>(), desc.input);
+    check_element(name, 'C', element_of<argument_type<C>>(), desc.output);
+    gemm_call call(desc, name);
+    std::string what = describe(desc);
+    return b.captured(
+        std::move(name), std::move(what),
+        [call](cudaStream_t s, const auto& pa, const auto& pb, const auto& pc, const auto& al,
+               const auto& be) { call(s, pa, pb, pc, float(al), float(be)); },
+        std::forward<A>(a), std::forward<B>(bm), std::forward<C>(c), std::forward<Alpha>(alpha),
+        std::forward<Beta>(beta));
+  }
 }
 
 }  // namespace cudag::blas

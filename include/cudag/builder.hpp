@@ -15,6 +15,7 @@
 #include <cuda_runtime_api.h>
 
 #include <concepts>
+#include <cstdlib>
 #include <optional>
 #include <cstdint>
 #include <string>
@@ -61,12 +62,31 @@ template <std::integral T>
   return {dim3(1), dim3(block_size), shared_bytes, grid_rule{count.name, block_size}, 0, {}};
 }
 
-/// A kernel with its name, for messages and pictures: CUDAG_KERNEL(scale).
+/// A kernel with its name, for messages and pictures.
 template <class... P>
 [[nodiscard]] kernel_ref<void(P...)> kernel_of(void (*function)(P...), std::string name) {
   return {reinterpret_cast<const void*>(function), std::move(name), nullptr};
 }
-#define CUDAG_KERNEL(function) ::cudag::kernel_of(&function, #function)
+
+/// A kernel's name as a template argument, so that a compile error about
+/// the kernel's arguments names the kernel (see named_kernel).
+template <std::size_t N>
+struct kernel_name {
+  char text[N];
+  constexpr kernel_name(const char (&s)[N]) noexcept {  // NOLINT: implicit from a literal
+    for (std::size_t i = 0; i < N; ++i) text[i] = s[i];
+  }
+};
+/// A kernel_ref whose type carries the kernel's name: what CUDAG_KERNEL(f)
+/// makes. A call with mismatched arguments is refused naming it,
+/// `kernel_argument_mismatch<named_kernel<kernel_name<6>{"scale"}, void(float*, float, int)>, 1, float, double>`.
+template <kernel_name Name, class Signature>
+struct named_kernel : kernel_ref<Signature> {};
+template <kernel_name Name, class... P>
+[[nodiscard]] named_kernel<Name, void(P...)> kernel_of(void (*function)(P...)) {
+  return {{reinterpret_cast<const void*>(function), std::string(Name.text), nullptr}};
+}
+#define CUDAG_KERNEL(function) ::cudag::kernel_of<#function>(&function)
 
 class builder;
 
@@ -93,6 +113,120 @@ class node_ref {
   /// build() && would otherwise name whichever node took its index since.
   std::uint32_t generation_;
 };
+
+// ------------------------------------------------------ refused calls --
+// A node call whose arguments do not fit (a kernel's parameters, a host or
+// capture callable, a memset fill, a memcpy, memset or event operand)
+// returns, in place of its node_ref, an object of a type named after the
+// fault, and is never run. That type's destructor cannot be called, so the
+// user's own statement fails on its own line, with no template context
+// printed before it: one error, whose first line names the fault, the kernel
+// (its handle's type: CUDAG_KERNEL(f) carries the name, a function pointer
+// the signature), the position and both types. The types derive from
+// node_ref, so later uses of the result (edges, after()) add no second error.
+// Deleted, and private under nvcc, whose front end reports a deleted
+// destructor twice for `auto n = b.kernel(...)`, a private one once.
+#if defined(__CUDACC__)
+#define CUDAG_REFUSED_CALL_DESTRUCTOR(type) \
+ private:                                    \
+  ~type() = default
+#else
+#define CUDAG_REFUSED_CALL_DESTRUCTOR(type) ~type() = delete
+#endif
+
+/// Kernel (the kernel's handle type) is called with Arguments arguments; it takes Parameters.
+template <class Kernel, std::size_t Parameters, std::size_t Arguments>
+struct kernel_argument_count_mismatch : node_ref {
+  CUDAG_REFUSED_CALL_DESTRUCTOR(kernel_argument_count_mismatch);
+};
+/// Argument `Position` (from 0) is an Argument where Kernel takes a Parameter.
+template <class Kernel, std::size_t Position, class Parameter, class Argument>
+struct kernel_argument_mismatch : node_ref {
+  CUDAG_REFUSED_CALL_DESTRUCTOR(kernel_argument_mismatch);
+};
+/// The host callable F cannot be called with (Arguments...).
+template <class F, class... Arguments>
+struct host_callable_does_not_accept : node_ref {
+  CUDAG_REFUSED_CALL_DESTRUCTOR(host_callable_does_not_accept);
+};
+/// The capture callable F cannot be called with (cudaStream_t, Arguments...).
+template <class F, class... Arguments>
+struct capture_callable_does_not_accept : node_ref {
+  CUDAG_REFUSED_CALL_DESTRUCTOR(capture_callable_does_not_accept);
+};
+/// A memset fills 1-, 2- or 4-byte elements: Fill is none of those.
+template <class Fill>
+struct memset_fill_is_not_1_2_or_4_bytes : node_ref {
+  CUDAG_REFUSED_CALL_DESTRUCTOR(memset_fill_is_not_1_2_or_4_bytes);
+};
+/// The node's operand `Operand` must pass as Expected; it is a Given.
+template <class Operand, class Expected, class Given>
+struct node_operand_has_wrong_type : node_ref {
+  CUDAG_REFUSED_CALL_DESTRUCTOR(node_operand_has_wrong_type);
+};
+/// The operands node_operand_has_wrong_type names.
+namespace operand {
+struct memcpy_destination;
+struct memcpy_source;
+struct memset_destination;
+struct event;
+}  // namespace operand
+
+/// node_ref (or Otherwise, a further check), or Error when the call is refused.
+template <class Error, bool Accepted, class Otherwise = node_ref>
+using node_ref_or = std::conditional_t<Accepted, Otherwise, Error>;
+
+/// A memset fill value: a 1-, 2- or 4-byte integer or floating-point number.
+template <class F>
+concept fills_memset = (std::is_integral_v<F> || std::is_floating_point_v<F>) &&
+                       (sizeof(F) == 1 || sizeof(F) == 2 || sizeof(F) == 4);
+
+namespace detail {
+template <class Kernel, class... P, class... A>
+consteval auto kernel_call_verdict(type_list<P...>, type_list<A...>) {
+  if constexpr (sizeof...(P) != sizeof...(A)) {
+    return std::type_identity<kernel_argument_count_mismatch<Kernel, sizeof...(P), sizeof...(A)>>{};
+  } else {
+    constexpr std::size_t i = first_mismatched_argument(type_list<P...>{}, type_list<A...>{});
+    if constexpr (i == sizeof...(A))
+      return std::type_identity<node_ref>{};
+    else
+      return std::type_identity<kernel_argument_mismatch<
+          Kernel, i, std::tuple_element_t<i, std::tuple<P...>>,
+          std::remove_cvref_t<std::tuple_element_t<i, std::tuple<A...>>>>>{};
+  }
+}
+template <class Kernel, class Signature, class... A>
+struct kernel_call;
+template <class Kernel, class... P, class... A>
+struct kernel_call<Kernel, void(P...), A...> {
+  using result = typename decltype(kernel_call_verdict<Kernel>(type_list<P...>{}, type_list<A...>{}))::type;
+};
+/// What builder::kernel returns for a kernel handle K called with A...
+template <class K, class... A>
+using kernel_call_t = typename kernel_call<K, typename K::signature, A...>::result;
+template <class K>
+concept kernel_handle = requires { typename K::signature; } &&
+                        std::derived_from<K, kernel_ref<typename K::signature>>;
+
+/// What memcpy(name, dst, src, ...) returns: the first operand's refusal, or node_ref.
+template <class Dst, class Src>
+using memcpy_call_t = node_ref_or<
+    node_operand_has_wrong_type<operand::memcpy_destination, void*, argument_type<Dst>>,
+    passes_as<void*, Dst>,
+    node_ref_or<node_operand_has_wrong_type<operand::memcpy_source, const void*, argument_type<Src>>,
+                passes_as<const void*, Src>>>;
+/// What memset/memset_2d(name, dst, ..., fill, ...) return: the fill's
+/// refusal, the destination's, or node_ref.
+template <class Dst, class Fill>
+using memset_call_t = node_ref_or<
+    memset_fill_is_not_1_2_or_4_bytes<argument_type<Fill>>, fills_memset<argument_type<Fill>>,
+    node_ref_or<node_operand_has_wrong_type<operand::memset_destination, void*, argument_type<Dst>>,
+                passes_as<void*, Dst>>>;
+/// The body of a refused call: never run, since no statement using its
+/// result compiles.
+[[noreturn]] inline void refused_call() noexcept { std::abort(); }
+}  // namespace detail
 
 template <class T>
 struct allocation_ref {
@@ -128,104 +262,128 @@ class builder {
   }
 
   // ----------------------------------------------------------------- nodes --
-  // `k` by value: a kernel_ref made in the call (CUDAG_KERNEL(f)) gives the
-  // node its name and keep-alive without a copy.
-  template <class... P, class... A>
-  node_ref kernel(std::string name, kernel_ref<void(P...)> k, const launch_config& config,
-                  A&&... args) {
-    static_assert(arguments_match<void(P...), A...>::value);
-    // Built in place: a builder call makes no copy of the node.
-    pending_node slot(*this, std::move(name));
-    kernel_node& n = slot.emplace<kernel_node>();
-    n.function = k.function;
-    n.function_name = std::move(k.name);
-    n.keep_alive = std::move(k.keep_alive);
-    n.args.reserve(sizeof...(A));
-    (append_value<P>(n.args, std::forward<A>(args)), ...);
-    apply_launch(n, config);
-    return slot.commit();
+  /// A kernel node: `k` is CUDAG_KERNEL(f), an rtc kernel or any kernel_ref;
+  /// the arguments are checked against its parameters at compile time (a
+  /// mismatch returns an error type instead: see "refused calls" above).
+  template <class K, class... A>
+    requires detail::kernel_handle<std::remove_cvref_t<K>>
+  detail::kernel_call_t<std::remove_cvref_t<K>, A...> kernel(std::string name, K&& k,
+                                                              const launch_config& config,
+                                                              A&&... args) {
+    using ref = kernel_ref<typename std::remove_cvref_t<K>::signature>;
+    // A refused result is never passed on: returning one from a call would
+    // destroy it here, a second error inside this template.
+    if constexpr (!std::is_same_v<detail::kernel_call_t<std::remove_cvref_t<K>, A...>, node_ref>)
+      detail::refused_call();
+    else
+      return add_kernel(std::move(name), ref(std::forward<K>(k)), config, std::forward<A>(args)...);
   }
   template <class... P, class... A>
-  node_ref kernel(std::string name, void (*function)(P...), const launch_config& config,
-                  A&&... args) {
-    return kernel(std::move(name), kernel_of(function, {}), config, std::forward<A>(args)...);
+  detail::kernel_call_t<kernel_ref<void(P...)>, A...> kernel(std::string name, void (*function)(P...),
+                                                              const launch_config& config,
+                                                              A&&... args) {
+    if constexpr (!std::is_same_v<detail::kernel_call_t<kernel_ref<void(P...)>, A...>, node_ref>)
+      detail::refused_call();
+    else
+      return add_kernel(std::move(name), kernel_of(function, {}), config, std::forward<A>(args)...);
   }
 
   /// 1-D copy of `bytes`. dst/src: pointers, pointer parameters or buffers.
   template <class Dst, class Src>
-    requires passes_as<void*, Dst> && passes_as<const void*, Src>
-  node_ref memcpy(std::string name, Dst&& dst, Src&& src, std::size_t bytes,
-                  cudaMemcpyKind kind = cudaMemcpyDefault) {
-    return add(std::move(name), memcpy_node{to_value<void*>(std::forward<Dst>(dst)),
-                                            to_value<const void*>(std::forward<Src>(src)), bytes,
-                                            kind});
+  detail::memcpy_call_t<Dst, Src> memcpy(std::string name, Dst&& dst, Src&& src, std::size_t bytes,
+                                         cudaMemcpyKind kind = cudaMemcpyDefault) {
+    if constexpr (!std::is_same_v<detail::memcpy_call_t<Dst, Src>, node_ref>)
+      detail::refused_call();
+    else
+      return add(std::move(name), memcpy_node{to_value<void*>(std::forward<Dst>(dst)),
+                                              to_value<const void*>(std::forward<Src>(src)),
+                                              bytes, kind});
   }
 
   /// Sets `count` elements to `fill`; the element size is fill's size (1, 2 or 4 bytes).
   template <class Dst, class Fill>
-    requires passes_as<void*, Dst>
-  node_ref memset(std::string name, Dst&& dst, Fill&& fill, std::size_t count) {
-    return memset_2d(std::move(name), std::forward<Dst>(dst), 0, std::forward<Fill>(fill), count, 1);
+  detail::memset_call_t<Dst, Fill> memset(std::string name, Dst&& dst, Fill&& fill,
+                                          std::size_t count) {
+    if constexpr (!std::is_same_v<detail::memset_call_t<Dst, Fill>, node_ref>)
+      detail::refused_call();
+    else
+      return memset_2d(std::move(name), std::forward<Dst>(dst), 0, std::forward<Fill>(fill), count,
+                       1);
   }
   /// Sets `height` rows of `width` elements, rows `pitch_bytes` apart.
   template <class Dst, class Fill>
-    requires passes_as<void*, Dst>
-  node_ref memset_2d(std::string name, Dst&& dst, std::size_t pitch_bytes, Fill&& fill,
-                     std::size_t width, std::size_t height) {
+  detail::memset_call_t<Dst, Fill> memset_2d(std::string name, Dst&& dst, std::size_t pitch_bytes,
+                                             Fill&& fill, std::size_t width, std::size_t height) {
     using F = argument_type<Fill>;
-    static_assert((std::is_integral_v<F> || std::is_floating_point_v<F>) &&
-                      (sizeof(F) == 1 || sizeof(F) == 2 || sizeof(F) == 4),
-                  "cudag: a memset fill value is a 1-, 2- or 4-byte integer or a float");
-    return add(std::move(name),
-               memset_node{to_value<void*>(std::forward<Dst>(dst)),
-                           to_value<F>(std::forward<Fill>(fill)), unsigned(sizeof(F)), width,
-                           height, pitch_bytes});
+    if constexpr (!std::is_same_v<detail::memset_call_t<Dst, Fill>, node_ref>)
+      detail::refused_call();
+    else
+      return add(std::move(name),
+                 memset_node{to_value<void*>(std::forward<Dst>(dst)),
+                             to_value<F>(std::forward<Fill>(fill)), unsigned(sizeof(F)), width,
+                             height, pitch_bytes});
   }
 
   /// Runs `f(args...)` on a host thread when the node's dependencies are done.
   /// Arguments may be literals, parameters or buffers (f sees their values).
   template <class F, class... A>
-  node_ref host(std::string name, F&& f, A&&... args) {
-    static_assert(std::is_invocable_v<std::decay_t<F>&, const argument_type<A>&...>,
-                  "cudag: the host callable cannot be called with these arguments");
-    host_node n;
-    n.function = std::make_shared<const host_function>(
-        [f = std::forward<F>(f)](std::span<const void* const> values) mutable {
-          call_with<argument_type<A>...>(f, values, std::index_sequence_for<A...>{});
-        });
-    n.args = {to_value<argument_type<A>>(std::forward<A>(args))...};
-    return add(std::move(name), std::move(n));
+  node_ref_or<host_callable_does_not_accept<std::decay_t<F>, argument_type<A>...>,
+              std::is_invocable_v<std::decay_t<F>&, const argument_type<A>&...>>
+  host(std::string name, F&& f, A&&... args) {
+    if constexpr (!std::is_invocable_v<std::decay_t<F>&, const argument_type<A>&...>) {
+      detail::refused_call();
+    } else {
+      host_node n;
+      n.function = std::make_shared<const host_function>(
+          [f = std::forward<F>(f)](std::span<const void* const> values) mutable {
+            call_with<argument_type<A>...>(f, values, std::index_sequence_for<A...>{});
+          });
+      n.args = {to_value<argument_type<A>>(std::forward<A>(args))...};
+      return add(std::move(name), std::move(n));
+    }
   }
 
   /// Work recorded by stream capture: `record(stream, args...)` issues
   /// library calls on `stream`; it runs again when an argument is rebound.
   template <class F, class... A>
-  node_ref captured(std::string name, std::string what, F&& record, A&&... args) {
-    static_assert(std::is_invocable_v<std::decay_t<F>&, cudaStream_t, const argument_type<A>&...>,
-                  "cudag: the capture callable cannot be called with (stream, arguments...)");
-    captured_node n;
-    n.record = std::make_shared<const capture_function>(
-        [f = std::forward<F>(record)](cudaStream_t s, std::span<const void* const> values) mutable {
-          call_with<argument_type<A>...>(
-              [&](const auto&... v) { f(s, v...); }, values, std::index_sequence_for<A...>{});
-        });
-    n.args = {to_value<argument_type<A>>(std::forward<A>(args))...};
-    n.what = std::move(what);
-    return add(std::move(name), std::move(n));
+  node_ref_or<capture_callable_does_not_accept<std::decay_t<F>, cudaStream_t, argument_type<A>...>,
+              std::is_invocable_v<std::decay_t<F>&, cudaStream_t, const argument_type<A>&...>>
+  captured(std::string name, std::string what, F&& record, A&&... args) {
+    if constexpr (!std::is_invocable_v<std::decay_t<F>&, cudaStream_t, const argument_type<A>&...>) {
+      detail::refused_call();
+    } else {
+      captured_node n;
+      n.record = std::make_shared<const capture_function>(
+          [f = std::forward<F>(record)](cudaStream_t s, std::span<const void* const> values) mutable {
+            call_with<argument_type<A>...>(
+                [&](const auto&... v) { f(s, v...); }, values, std::index_sequence_for<A...>{});
+          });
+      n.args = {to_value<argument_type<A>>(std::forward<A>(args))...};
+      n.what = std::move(what);
+      return add(std::move(name), std::move(n));
+    }
   }
 
   node_ref child(std::string name, graph_spec graph);
   node_ref empty(std::string name);
 
   template <class E>
-    requires passes_as<cudaEvent_t, E>
-  node_ref record(std::string name, E&& event) {
-    return add(std::move(name), event_record_node{to_value<cudaEvent_t>(std::forward<E>(event))});
+  node_ref_or<node_operand_has_wrong_type<operand::event, cudaEvent_t, argument_type<E>>,
+              passes_as<cudaEvent_t, E>>
+  record(std::string name, E&& event) {
+    if constexpr (!passes_as<cudaEvent_t, E>)
+      detail::refused_call();
+    else
+      return add(std::move(name), event_record_node{to_value<cudaEvent_t>(std::forward<E>(event))});
   }
   template <class E>
-    requires passes_as<cudaEvent_t, E>
-  node_ref wait(std::string name, E&& event) {
-    return add(std::move(name), event_wait_node{to_value<cudaEvent_t>(std::forward<E>(event))});
+  node_ref_or<node_operand_has_wrong_type<operand::event, cudaEvent_t, argument_type<E>>,
+              passes_as<cudaEvent_t, E>>
+  wait(std::string name, E&& event) {
+    if constexpr (!passes_as<cudaEvent_t, E>)
+      detail::refused_call();
+    else
+      return add(std::move(name), event_wait_node{to_value<cudaEvent_t>(std::forward<E>(event))});
   }
 
   /// A mem-alloc node named `name` producing buffer `name` of `count` T.
@@ -289,6 +447,23 @@ class builder {
   static void call_with(F&& f, std::span<const void* const> values, std::index_sequence<I...>) {
     (void)values;
     f(*static_cast<const T*>(values[I])...);
+  }
+
+  // `k` by value: a kernel_ref made in the call (CUDAG_KERNEL(f)) gives the
+  // node its name and keep-alive without a copy. Arguments already checked.
+  template <class... P, class... A>
+  node_ref add_kernel(std::string name, kernel_ref<void(P...)> k, const launch_config& config,
+                      A&&... args) {
+    // Built in place: a builder call makes no copy of the node.
+    pending_node slot(*this, std::move(name));
+    kernel_node& n = slot.emplace<kernel_node>();
+    n.function = k.function;
+    n.function_name = std::move(k.name);
+    n.keep_alive = std::move(k.keep_alive);
+    n.args.reserve(sizeof...(A));
+    (append_value<P>(n.args, std::forward<A>(args)), ...);
+    apply_launch(n, config);
+    return slot.commit();
   }
 
   /// A node being added: its name is taken and the node appended at once;

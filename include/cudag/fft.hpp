@@ -105,8 +105,10 @@ template <class Pointer>
 [[nodiscard]] constexpr std::optional<element> element_of() {
   static_assert(std::is_pointer_v<Pointer>, "cudag::fft: data are passed as pointers");
   using T = std::remove_cv_t<std::remove_pointer_t<Pointer>>;
-  static_assert(std::is_void_v<T> || std::is_same_v<T, float> || std::is_same_v<T, double> ||
-                    std::is_same_v<T, cufftComplex> || std::is_same_v<T, cufftDoubleComplex>,
+  // Only for a pointer: one mistake, one error.
+  static_assert(!std::is_pointer_v<Pointer> || std::is_void_v<T> || std::is_same_v<T, float> ||
+                    std::is_same_v<T, double> || std::is_same_v<T, cufftComplex> ||
+                    std::is_same_v<T, cufftDoubleComplex>,
                 "cudag::fft: data are float, double, cufftComplex (float2) or "
                 "cufftDoubleComplex (double2)");
   if constexpr (std::is_same_v<T, float>) return element::f32;
@@ -138,20 +140,26 @@ node_ref cudag_add_op(builder& b, std::string name, const transform& op, In&& in
                 "or buffers; the output is non-const");
   static_assert(std::is_integral_v<argument_type<Batch>>,
                 "cudag::fft::transform: the batch is an integer literal or parameter");
-  if (op.desc.dir == direction::complex_to_real && !passes_as<void*, In>)
-    throw error("fft node '" + name +
-                    "': a complex-to-real transform overwrites its input, which must be a "
-                    "pointer to non-const",
-                cudaErrorInvalidValue, {}, name);
-  check_elements(op.desc, name, element_of<argument_type<In>>(), element_of<argument_type<Out>>());
-  transform_call call(op.desc, name);
-  std::string what = describe(op.desc);
-  return b.captured(
-      std::move(name), std::move(what),
-      [call](cudaStream_t s, const auto& i, const auto& o, const auto& n) {
-        call(s, i, o, static_cast<long long>(n));
-      },
-      std::forward<In>(in), std::forward<Out>(out), std::forward<Batch>(batch));
+  // Nothing more is instantiated once an operand is refused: one error.
+  if constexpr (!(passes_as<const void*, In> && passes_as<void*, Out> &&
+                  std::is_integral_v<argument_type<Batch>>)) {
+    detail::refused_call();
+  } else {
+    if (op.desc.dir == direction::complex_to_real && !passes_as<void*, In>)
+      throw error("fft node '" + name +
+                      "': a complex-to-real transform overwrites its input, which must be a "
+                      "pointer to non-const",
+                  cudaErrorInvalidValue, {}, name);
+    check_elements(op.desc, name, element_of<argument_type<In>>(), element_of<argument_type<Out>>());
+    transform_call call(op.desc, name);
+    std::string what = describe(op.desc);
+    return b.captured(
+        std::move(name), std::move(what),
+        [call](cudaStream_t s, const auto& i, const auto& o, const auto& n) {
+          call(s, i, o, static_cast<long long>(n));
+        },
+        std::forward<In>(in), std::forward<Out>(out), std::forward<Batch>(batch));
+  }
 }
 
 /// A transform node of the descriptor's batch.

@@ -50,7 +50,11 @@ node_ref add_op(builder& b, std::string name, const Op& op, A&&... args) {
                 "'node_ref cudag_add_op(cudag::builder&, std::string, const Op&, args...)' "
                 "declared in the namespace of Op (it is found by argument-dependent lookup) "
                 "and callable with these arguments");
-  return cudag_add_op(b, std::move(name), op, std::forward<A>(args)...);
+  // Not called when refused: the call would be a second error.
+  if constexpr (!user_op<Op, A...>)
+    detail::refused_call();
+  else
+    return cudag_add_op(b, std::move(name), op, std::forward<A>(args)...);
 }
 
 }  // namespace cudag

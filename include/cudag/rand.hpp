@@ -123,16 +123,23 @@ node_ref cudag_add_op(builder& b, std::string name, const fill& op, Out&& out, C
                 "cudag::rand::fill: the output holds float or double");
   static_assert(std::is_integral_v<argument_type<Count>>,
                 "cudag::rand::fill: the count is an integer literal or parameter");
-  validate(op.desc, name);
-  check_output(op.desc, name, std::is_same_v<T, float>, std::is_same_v<T, double>);
-  if constexpr (is_literal_argument<Count>)
-    validate_count(op.desc, name, static_cast<long long>(count));
-  fill_call call(op.desc, name);
-  std::string what = describe(op.desc);
-  return b.captured(
-      std::move(name), std::move(what),
-      [call](cudaStream_t s, const auto& o, const auto& n) { call(s, o, static_cast<long long>(n)); },
-      std::forward<Out>(out), std::forward<Count>(count));
+  // Nothing more is instantiated once an operand is refused: one error.
+  if constexpr (!(passes_as<void*, Out> &&
+                  (std::is_void_v<T> || std::is_same_v<T, float> || std::is_same_v<T, double>) &&
+                  std::is_integral_v<argument_type<Count>>)) {
+    detail::refused_call();
+  } else {
+    validate(op.desc, name);
+    check_output(op.desc, name, std::is_same_v<T, float>, std::is_same_v<T, double>);
+    if constexpr (is_literal_argument<Count>)
+      validate_count(op.desc, name, static_cast<long long>(count));
+    fill_call call(op.desc, name);
+    std::string what = describe(op.desc);
+    return b.captured(
+        std::move(name), std::move(what),
+        [call](cudaStream_t s, const auto& o, const auto& n) { call(s, o, static_cast<long long>(n)); },
+        std::forward<Out>(out), std::forward<Count>(count));
+  }
 }
 
 }  // namespace cudag::rand

@@ -7,3 +7,5 @@
 constexpr auto tmp = buffer<"tmp", float>;
 constexpr auto g = graph(mem_alloc<"make">(tmp, (std::size_t(1) << 62) + 1),
                          kernel<"fill", cf::scale>(1, 32, tmp, 2.0f, 64), edge<"make", "fill">);
+// Used afterwards: the node's error stays the only one.
+void use() { (void)to_spec(g); }

@@ -4,3 +4,5 @@
 // expect-error clang: kernel_argument_count_mismatch<\{"short_call\.\.\."\}
 #include "common.hpp"
 constexpr auto g = graph(kernel<"short_call", cf::axpy>(1, 32, x, y, 3.0f));
+// Used afterwards: the node's error stays the only one.
+void use() { (void)to_spec(g); }

@@ -8,3 +8,6 @@ constexpr auto tmp = buffer<"tmp", float>;
 constexpr auto g = graph(mem_alloc<"alloc_a">(tmp, 256), mem_alloc<"alloc_b">(tmp, 128),
                          kernel<"use_tmp", cf::scale>(1, 128, tmp, 2.0f, 128), mem_free<"free_tmp">(tmp),
                          chain<"alloc_a", "alloc_b", "use_tmp", "free_tmp">);
+// Used as a program uses a graph (its spec, an exec, a rebind, a child):
+// the declaration's error stays the only one.
+void use(float* d) { use_graph(g, x = d, n = 4); (void)child<"inner">(g); }

@@ -7,3 +7,6 @@
 constexpr auto tmp = buffer<"tmp", float>;
 constexpr auto g = graph(mem_alloc<"alloc_tmp">(tmp, 256), kernel<"use_tmp", cf::scale>(1, 256, tmp, 2.0f, 256),
                          mem_free<"free_tmp">(tmp), edge<"alloc_tmp", "free_tmp">);
+// Used as a program uses a graph (its spec, an exec, a rebind, a child):
+// the declaration's error stays the only one.
+void use(float* d) { use_graph(g, x = d, n = 4); (void)child<"inner">(g); }

@@ -8,3 +8,6 @@ constexpr auto tmp = buffer<"tmp", float>;
 constexpr auto g = graph(mem_alloc<"alloc_tmp">(tmp, 256), kernel<"use", cf::scale>(1, 32, tmp, 1.0f, n),
                          mem_free<"free_a">(tmp), mem_free<"free_b">(tmp),
                          edges<"alloc_tmp -> use -> free_a", "use -> free_b">);
+// Used as a program uses a graph (its spec, an exec, a rebind, a child):
+// the declaration's error stays the only one.
+void use(float* d) { use_graph(g, x = d, n = 4); (void)child<"inner">(g); }

@@ -8,3 +8,5 @@ constexpr auto tmp = buffer<"tmp", float>;
 constexpr auto g = graph(mem_alloc<"make">(tmp, 64),
                          kernel<"fill", cf::scale>(1, 32, tmp + (std::size_t(1) << 62), 2.0f, 64),
                          edge<"make", "fill">);
+// Used afterwards: the node's error stays the only one.
+void use() { (void)to_spec(g); }

@@ -5,3 +5,5 @@
 // check (dsl/cudag/dsl/graph.hpp), g++ stops there.
 #include "common.hpp"
 constexpr auto g = graph(kernel<"scale", cf::scale>(1, 32, x, 2.0f, n), chain<"scale">);
+// Used afterwards: the node's error stays the only one.
+void use() { (void)to_spec(g); }

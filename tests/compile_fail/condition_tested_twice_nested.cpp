@@ -10,3 +10,6 @@ constexpr auto body = graph(kernel<"step", cf::scale>(1, 32, x, 2.0f, n));
 constexpr auto nested = graph(while_loop<"again">(more, body));
 constexpr auto g = graph(while_loop<"loop">(more, body), child<"inner">(nested),
                          edge<"loop", "inner">);
+// Used as a program uses a graph (its spec, an exec, a rebind, a child):
+// the declaration's error stays the only one.
+void use(float* d) { use_graph(g, x = d, n = 4); (void)child<"inner">(g); }

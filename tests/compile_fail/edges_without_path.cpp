@@ -5,3 +5,5 @@
 // nvcc crashes on it, which still fails this case.
 #include "common.hpp"
 constexpr auto g = graph(kernel<"scale", cf::scale>(1, 32, x, 2.0f, n), edges<>);
+// Used afterwards: the node's error stays the only one.
+void use() { (void)to_spec(g); }

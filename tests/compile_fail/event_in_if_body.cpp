@@ -7,3 +7,5 @@
 constexpr auto inner = graph(record<"signal">(param<"event", cudaEvent_t>));
 constexpr auto body = graph(child<"wrapped">(inner));
 constexpr auto g = graph(if_then<"maybe">(condition<"flag">, body));
+// Used afterwards: the node's error stays the only one.
+void use() { (void)to_spec(g); }

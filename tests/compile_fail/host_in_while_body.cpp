@@ -7,3 +7,5 @@
 constexpr auto body = graph(kernel<"step", cf::scale>(1, 32, x, 2.0f, n),
                             host<"report">([](int v) { (void)v; }, n), edge<"step", "report">);
 constexpr auto g = graph(while_loop<"iterate">(condition<"more">, body));
+// Used afterwards: the node's error stays the only one.
+void use() { (void)to_spec(g); }

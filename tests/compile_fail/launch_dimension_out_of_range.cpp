@@ -6,3 +6,5 @@
 // expect-error clang: launch_dimension_out_of_range<\{"rows"\}
 #include "common.hpp"
 constexpr auto g = graph(kernel<"rows", cf::scale>(dims(4, 70000), dims(256), x, 2.0f, n));
+// Used afterwards: the node's error stays the only one.
+void use() { (void)to_spec(g); }

@@ -6,3 +6,5 @@
 #include "common.hpp"
 constexpr auto g = graph(kernel<"load", cf::scale>(1, 32, x, 2.0f, n),
                          kernel<"store", cf::scale>(1, 32, x, 2.0f, n), edges<"load -> ">);
+// Used afterwards: the node's error stays the only one.
+void use() { (void)to_spec(g); }

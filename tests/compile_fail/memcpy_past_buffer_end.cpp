@@ -7,3 +7,5 @@
 constexpr auto tmp = buffer<"tmp", float>;
 constexpr auto g = graph(mem_alloc<"make">(tmp, 64), memcpy<"copy">(tmp + 32, x, 256),
                          edge<"make", "copy">);
+// Used afterwards: the node's error stays the only one.
+void use() { (void)to_spec(g); }

@@ -3,3 +3,5 @@
 // expect-name: scale_x
 #include "common.hpp"
 constexpr auto g = graph(kernel<"scale_x", cf::scale>(1, 32, x, 2.0, n));
+// Used afterwards: the node's error stays the only one.
+void use() { (void)to_spec(g); }

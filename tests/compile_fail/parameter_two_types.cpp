@@ -5,3 +5,6 @@
 #include "common.hpp"
 constexpr auto g = graph(memset<"clear_f">(param<"data", float*>, 0, 16),
                          memset<"clear_i">(param<"data", int*>, 0, 16));
+// Used as a program uses a graph (its spec, an exec, a rebind, a child):
+// the declaration's error stays the only one.
+void use(float* d) { use_graph(g, x = d, n = 4); (void)child<"inner">(g); }

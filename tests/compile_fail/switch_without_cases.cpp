@@ -4,3 +4,5 @@
 #include "common.hpp"
 constexpr auto which = condition<"which">;
 constexpr auto g = graph(switch_case<"pick">(which));
+// Used afterwards: the node's error stays the only one.
+void use() { (void)to_spec(g); }

@@ -10,3 +10,5 @@ constexpr auto late = graph(kernel<"late", cf::scale>(1, 32, tmp + 65, 2.0f, 0))
 constexpr auto g = graph(mem_alloc<"make">(tmp, 64),
                          switch_case<"pick">(condition<"which">, graph(empty<"none">()), late),
                          edge<"make", "pick">);
+// Used afterwards: the node's error stays the only one.
+void use() { (void)to_spec(g); }

@@ -86,6 +86,25 @@ TEST(BuilderCompileFailTwins, FillsCallablesAndParameters) {
   EXPECT_EQ(spec.find_param("label")->type, cudag::type_of<const char*>());
 }
 
+// memcpy_operand / event_operand: a pointer source, an event. The kernel
+// cases' CUDAG_KERNEL(scale) carries the kernel's name into the node.
+TEST(BuilderCompileFailTwins, OperandsAndNamedKernel) {
+  cudag::builder b("twins");
+  auto x = b.param<float*>("x");
+  auto copy = b.memcpy("stage", x, x, 64);
+  cudaEvent_t event{};
+  auto done = b.record("done", event);
+  auto s = b.kernel("scale", CUDAG_KERNEL(scale), cudag::launch(1, 32), x, 2.0f, 4);
+  s.after(copy).precede(done);
+  const cudag::graph_spec spec = b.build();
+  ASSERT_EQ(spec.nodes.size(), 3u);
+  EXPECT_EQ(spec.nodes[0].kind(), cudag::node_kind::memcpy);
+  EXPECT_EQ(spec.nodes[1].kind(), cudag::node_kind::event_record);
+  EXPECT_EQ(std::get<cudag::kernel_node>(spec.nodes[2].params).function_name, "scale");
+  static_assert(std::is_same_v<decltype(CUDAG_KERNEL(scale)),
+                               cudag::named_kernel<"scale", void(float*, float, int)>>);
+}
+
 // literal_too_large: 16 bytes are held inline.
 TEST(BuilderCompileFailTwins, SixteenByteLiteralHeldInline) {
   const std::array<float, 4> v{1, 2, 3, 4};

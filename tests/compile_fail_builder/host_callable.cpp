@@ -1,4 +1,8 @@
 // The callable takes a float*; the node passes an int.
-// expect-error: static assertion failed.*cudag: the host callable cannot be called with these arguments
+// expect-error: host_callable_does_not_accept<.*\(const float\*\).*Arguments ?= ?(\{int\}|<int>)
+// expect-name: (const float*)
 #include "kernel_of.hpp"
-void declare(cudag::builder& b) { b.host("report", [](const float* p) { (void)p; }, 4); }
+void declare(cudag::builder& b) {
+  auto report = b.host("report", [](const float* p) { (void)p; }, 4);
+  report.after(b.empty("before"));
+}

@@ -589,6 +589,48 @@ template <class... Items, class... B>
     return instantiate_with(graph, instantiate_options{}, bindings...);
   }
 }
+/// What lower() and instantiate() give for a graph variable whose
+/// declaration was refused (refused_graph in graph.hpp): every use of the
+/// exec is accepted, so the declaration's error stays the only one. Never
+/// run: the program does not compile.
+struct refused_exec {
+  void launch(cudaStream_t) noexcept {}
+  void upload(cudaStream_t) noexcept {}
+  void synchronize(cudaStream_t) noexcept {}
+  template <class... B>
+  rebind_path rebind(const B&...) noexcept {
+    return {};
+  }
+  void set_rebind_policy(rebind_policy) noexcept {}
+  template <fixed_string Name>
+  void set_enabled(bool) noexcept {}
+  template <fixed_string Name>
+  [[nodiscard]] bool enabled() const noexcept {
+    return false;
+  }
+  template <fixed_string Name>
+  [[nodiscard]] cudaGraphNode_t node_handle() const noexcept {
+    return nullptr;
+  }
+  template <class View>
+  [[nodiscard]] typename View::element_type* buffer(View) const noexcept {
+    return nullptr;
+  }
+};
+template <refused_graph_type E, class... B>
+refused_exec lower(const E&, const B&...) noexcept {
+  return {};
+}
+template <refused_graph_type E, class... B>
+refused_exec lower(const E&&, const B&...) = delete;
+template <refused_graph_type E, class... B>
+refused_exec instantiate(const E&, const B&...) noexcept {
+  return {};
+}
+template <refused_graph_type E, class... B>
+refused_exec instantiate(const E&&, const B&...) = delete;
+inline refused_exec instantiate(refused_exec, const instantiate_options& = {}) noexcept { return {}; }
+
 /// Instantiates a graph lowered earlier.
 template <class G>
 [[nodiscard]] exec<G> instantiate(lowered<G>&& built, const instantiate_options& options = {}) {

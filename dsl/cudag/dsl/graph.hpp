@@ -70,60 +70,67 @@ inline constexpr bool held_as_run<no_storage> = true;
 
 // The shape problems of a declaration. What graph() returns in place of the
 // graph when its declaration has one: a constant object of a type named by
-// the problem and its text (cycle_through<"a -> b -> a">), whose copy
-// constructor is not constexpr. `constexpr auto g = graph(...)` copies it in
-// a constant expression, so the error is on the declaration's own line,
-// "call to non-constexpr function cycle_through<...>::cycle_through(const
-// cycle_through<...>&)", with no template context: a context spells the
-// enclosing function's template arguments, and graph()'s are every item of
-// the declaration (a cycle in 512 nodes gave 170 KB of g++ output and 313 KB
-// of nvcc's; now 1.7 KB and 2.9 KB). A graph kept otherwise (`const auto g`
-// in a function, passed on to child<>) fails where it is used, naming the
-// same type.
+// the problem and its text (cycle_through<"a -> b -> a">), as an rvalue,
+// whose copy constructor is not constexpr. `constexpr auto g = graph(...)`
+// copies it in a constant expression, so the error is on the declaration's
+// own line, "call to non-constexpr function cycle_through<...>::cycle_through(
+// const cycle_through<...>&)", with no template context: a context spells
+// the enclosing function's template arguments, and graph()'s are every item
+// of the declaration (a cycle in 512 nodes gave 170 KB of g++ output and
+// 313 KB of nvcc's; now 1.7 KB and 2.9 KB). (A deleted copy constructor
+// would refuse any declaration, but g++ reports it twice for a constexpr
+// one.) The variable is then used without a second error: to_spec, lower,
+// instantiate and child accept a refused graph lvalue silently; graph()'s
+// result used directly (an rvalue: `to_spec(graph(...))`) is refused there,
+// naming the same type. A graph kept in a variable that is not constexpr
+// (`const auto g = graph(...)` in a function) compiles but does not link:
+// the copy constructor is never defined, and the linker names it.
+// (refused_graph: cudag/dsl/graph_nodes.hpp.)
+
 template <fixed_string Node>
-struct duplicate_node_name {
+struct duplicate_node_name : refused_graph {
   constexpr duplicate_node_name() noexcept = default;
-  duplicate_node_name(const duplicate_node_name&) noexcept {}  // not constexpr: the error
+  duplicate_node_name(const duplicate_node_name&) noexcept;  // not constexpr, never defined: the error
 };
 template <fixed_string Edge>
-struct unknown_node_in_edge {
+struct unknown_node_in_edge : refused_graph {
   constexpr unknown_node_in_edge() noexcept = default;
-  unknown_node_in_edge(const unknown_node_in_edge&) noexcept {}  // not constexpr: the error
+  unknown_node_in_edge(const unknown_node_in_edge&) noexcept;  // not constexpr, never defined: the error
 };
 template <fixed_string Path>
-struct cycle_through {
+struct cycle_through : refused_graph {
   constexpr cycle_through() noexcept = default;
-  cycle_through(const cycle_through&) noexcept {}  // not constexpr: the error
+  cycle_through(const cycle_through&) noexcept;  // not constexpr, never defined: the error
 };
 template <fixed_string Parameter>
-struct parameter_declared_with_two_types {
+struct parameter_declared_with_two_types : refused_graph {
   constexpr parameter_declared_with_two_types() noexcept = default;
-  parameter_declared_with_two_types(const parameter_declared_with_two_types&) noexcept {}  // not constexpr: the error
+  parameter_declared_with_two_types(const parameter_declared_with_two_types&) noexcept;  // not constexpr, never defined: the error
 };
 template <fixed_string Buffer>
-struct buffer_allocated_twice {
+struct buffer_allocated_twice : refused_graph {
   constexpr buffer_allocated_twice() noexcept = default;
-  buffer_allocated_twice(const buffer_allocated_twice&) noexcept {}  // not constexpr: the error
+  buffer_allocated_twice(const buffer_allocated_twice&) noexcept;  // not constexpr, never defined: the error
 };
 template <fixed_string What>
-struct buffer_used_outside_its_lifetime {
+struct buffer_used_outside_its_lifetime : refused_graph {
   constexpr buffer_used_outside_its_lifetime() noexcept = default;
-  buffer_used_outside_its_lifetime(const buffer_used_outside_its_lifetime&) noexcept {}  // not constexpr: the error
+  buffer_used_outside_its_lifetime(const buffer_used_outside_its_lifetime&) noexcept;  // not constexpr, never defined: the error
 };
 template <fixed_string ConditionAndNodes>
-struct condition_tested_by_two_conditional_nodes {
+struct condition_tested_by_two_conditional_nodes : refused_graph {
   constexpr condition_tested_by_two_conditional_nodes() noexcept = default;
-  condition_tested_by_two_conditional_nodes(const condition_tested_by_two_conditional_nodes&) noexcept {}  // not constexpr: the error
+  condition_tested_by_two_conditional_nodes(const condition_tested_by_two_conditional_nodes&) noexcept;  // not constexpr, never defined: the error
 };
 template <fixed_string Position>
-struct node_with_empty_name {
+struct node_with_empty_name : refused_graph {
   constexpr node_with_empty_name() noexcept = default;
-  node_with_empty_name(const node_with_empty_name&) noexcept {}  // not constexpr: the error
+  node_with_empty_name(const node_with_empty_name&) noexcept;  // not constexpr, never defined: the error
 };
 template <fixed_string BufferAndNodes>
-struct buffer_freed_twice {
+struct buffer_freed_twice : refused_graph {
   constexpr buffer_freed_twice() noexcept = default;
-  buffer_freed_twice(const buffer_freed_twice&) noexcept {}  // not constexpr: the error
+  buffer_freed_twice(const buffer_freed_twice&) noexcept;  // not constexpr, never defined: the error
 };
 
 // Mistakes found where a graph is used (instantiated, lowered, written as a
@@ -250,7 +257,7 @@ template <class... Items>
   if constexpr (G::shape.problem != shape_problem::none && !CUDAG_DSL_DEVICE_PASS) {
     using error = typename decltype(shape_error_type<G::shape.problem, to_fixed<G::shape.message.size>(
                                         G::shape.message.view())>())::type;
-    return shape_error_of<error>();  // const error&
+    return static_cast<const error&&>(shape_error_of<error>());  // an rvalue: see refused_graph
   } else {
     if constexpr (checks_buffer_views<Items...> && !CUDAG_DSL_DEVICE_PASS) check_buffer_views(items...);
     return G{make_chunked_tuple(items.body...)};
@@ -522,5 +529,15 @@ template <class... Items>
   }
 }
 #endif
+
+/// A graph variable whose declaration was refused (refused_graph): its
+/// error is already reported there, so a use adds none. graph()'s result
+/// used directly is refused here, naming the problem's type.
+template <refused_graph_type E>
+graph_spec to_spec(const E&, std::string_view = "graph") {
+  return {};
+}
+template <refused_graph_type E>
+graph_spec to_spec(const E&&, std::string_view = "graph") = delete;
 
 }  // namespace cudag::dsl

@@ -116,6 +116,22 @@ template <fixed_string Name>
   return {};
 }
 
+/// The base of the shape problems' types (cycle_through<...>, ...: see
+/// graph.hpp): a graph refused where it was declared.
+struct refused_graph {};
+template <class G>
+concept refused_graph_type = std::is_base_of_v<refused_graph, G>;
+
+/// A child graph whose declaration was refused (refused_graph in graph.hpp)
+/// stands as an empty node: its error is already reported. graph()'s result
+/// used directly is refused here, naming the problem's type.
+template <fixed_string Name, refused_graph_type G>
+[[nodiscard]] constexpr node_t<Name, empty_body> child(const G&) {
+  return {};
+}
+template <fixed_string Name, refused_graph_type G>
+void child(const G&&) = delete;
+
 // ------------------------------------------------------------------ events --
 template <bool Record, class E>
 struct event_body : leaf_body {
@@ -326,11 +342,16 @@ template <fixed_string Name, conditional_kind Kind, class Condition, class... G>
   // Checked here, not in a helper: each template between the user's call
   // and the error adds a line of context before it.
   constexpr message_buffer forbidden = first_forbidden_body<Name, Kind, G...>();
-  if constexpr (forbidden.size != 0)
+  if constexpr (forbidden.size != 0) {
     static_assert(sizeof(node_kind_forbidden_in_conditional_body<to_fixed<forbidden.size>(
                       forbidden.view())>) == 0);
-  using body = conditional_body<Kind, Condition, G...>;
-  return node_t<Name, body>{body{{}, make_node_tuple(bodies...)}};
+    // After the error, an empty node: the refused bodies (an allocation's
+    // buffer, an event) would otherwise be judged again where the graph is used.
+    return node_t<Name, empty_body>{};
+  } else {
+    using body = conditional_body<Kind, Condition, G...>;
+    return node_t<Name, body>{body{{}, make_node_tuple(bodies...)}};
+  }
 }
 
 template <fixed_string Name, class Condition, class G>
