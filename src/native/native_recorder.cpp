@@ -716,60 +716,48 @@ struct recorder::impl {
     r().record(line + " -> " + type_name(t->type));
     return cudaSuccess;
   }
-  static cudaError_t kernel_node_get_params(cudaGraphNode_t n, cudaKernelNodeParams* p) {
+  /// One getter of the model: node `n`'s parameters of kind `type` written
+  /// to `out` (read(t) gives them), and recorded as describe(*out) says.
+  template <class Out, class Read, class Describe>
+  static cudaError_t read_back(std::string_view function, cudaGraphNode_t n, cudaGraphNodeType type,
+                               Out* out, Read&& read, Describe&& describe) {
     std::string line;
     cudaError_t code = cudaSuccess;
-    const typed_params* t = get("kernel_node_get_params", n, cudaGraphNodeTypeKernel, p, line, code);
+    const typed_params* t = get(function, n, type, out, line, code);
     if (t == nullptr) return code;
-    *p = t->kernel;
-    r().record(line + " -> " + kernel(*p));
+    *out = read(*t);
+    r().record(line + " -> " + describe(*out));
     return cudaSuccess;
+  }
+  static cudaError_t kernel_node_get_params(cudaGraphNode_t n, cudaKernelNodeParams* p) {
+    return read_back("kernel_node_get_params", n, cudaGraphNodeTypeKernel, p,
+                     [](const typed_params& t) { return t.kernel; },
+                     [](const cudaKernelNodeParams& k) { return kernel(k); });
   }
   static cudaError_t memcpy_node_get_params(cudaGraphNode_t n, cudaMemcpy3DParms* p) {
-    std::string line;
-    cudaError_t code = cudaSuccess;
-    const typed_params* t = get("memcpy_node_get_params", n, cudaGraphNodeTypeMemcpy, p, line, code);
-    if (t == nullptr) return code;
-    *p = t->memcpy;
-    r().record(line + " -> " + memcpy(*p));
-    return cudaSuccess;
+    return read_back("memcpy_node_get_params", n, cudaGraphNodeTypeMemcpy, p,
+                     [](const typed_params& t) { return t.memcpy; },
+                     [](const cudaMemcpy3DParms& c) { return memcpy(c); });
   }
   static cudaError_t memset_node_get_params(cudaGraphNode_t n, cudaMemsetParams* p) {
-    std::string line;
-    cudaError_t code = cudaSuccess;
-    const typed_params* t = get("memset_node_get_params", n, cudaGraphNodeTypeMemset, p, line, code);
-    if (t == nullptr) return code;
-    *p = t->memset;
-    r().record(line + " -> " + memset(*p));
-    return cudaSuccess;
+    return read_back("memset_node_get_params", n, cudaGraphNodeTypeMemset, p,
+                     [](const typed_params& t) { return t.memset; },
+                     [](const cudaMemsetParams& m) { return memset(m); });
   }
   static cudaError_t host_node_get_params(cudaGraphNode_t n, cudaHostNodeParams* p) {
-    std::string line;
-    cudaError_t code = cudaSuccess;
-    const typed_params* t = get("host_node_get_params", n, cudaGraphNodeTypeHost, p, line, code);
-    if (t == nullptr) return code;
-    *p = t->host;
-    r().record(line + " -> " + (p->fn ? "callable" : "null callable"));
-    return cudaSuccess;
+    return read_back("host_node_get_params", n, cudaGraphNodeTypeHost, p,
+                     [](const typed_params& t) { return t.host; },
+                     [](const cudaHostNodeParams& h) { return std::string(h.fn ? "callable" : "null callable"); });
   }
   static cudaError_t child_graph_node_get_graph(cudaGraphNode_t n, cudaGraph_t* g) {
-    std::string line;
-    cudaError_t code = cudaSuccess;
-    const typed_params* t = get("child_graph_node_get_graph", n, cudaGraphNodeTypeGraph, g, line, code);
-    if (t == nullptr) return code;
-    *g = reinterpret_cast<cudaGraph_t>(t->child);
-    r().record(line + " -> " + pointer(*g));
-    return cudaSuccess;
+    return read_back("child_graph_node_get_graph", n, cudaGraphNodeTypeGraph, g,
+                     [](const typed_params& t) { return reinterpret_cast<cudaGraph_t>(t.child); },
+                     [](cudaGraph_t child) { return pointer(child); });
   }
   static cudaError_t event_node_get(std::string_view function, cudaGraphNodeType type,
                                     cudaGraphNode_t n, cudaEvent_t* e) {
-    std::string line;
-    cudaError_t code = cudaSuccess;
-    const typed_params* t = get(function, n, type, e, line, code);
-    if (t == nullptr) return code;
-    *e = t->event;
-    r().record(line + " -> " + pointer(*e));
-    return cudaSuccess;
+    return read_back(function, n, type, e, [](const typed_params& t) { return t.event; },
+                     [](cudaEvent_t event) { return pointer(event); });
   }
   static cudaError_t event_record_node_get_event(cudaGraphNode_t n, cudaEvent_t* e) {
     return event_node_get("event_record_node_get_event", cudaGraphNodeTypeEventRecord, n, e);
@@ -778,13 +766,11 @@ struct recorder::impl {
     return event_node_get("event_wait_node_get_event", cudaGraphNodeTypeWaitEvent, n, e);
   }
   static cudaError_t mem_alloc_node_get_params(cudaGraphNode_t n, cudaMemAllocNodeParams* p) {
-    std::string line;
-    cudaError_t code = cudaSuccess;
-    const typed_params* t = get("mem_alloc_node_get_params", n, cudaGraphNodeTypeMemAlloc, p, line, code);
-    if (t == nullptr) return code;
-    *p = t->alloc;
-    r().record(line + " -> bytes=" + std::to_string(p->bytesize) + " " + pointer(p->dptr));
-    return cudaSuccess;
+    return read_back("mem_alloc_node_get_params", n, cudaGraphNodeTypeMemAlloc, p,
+                     [](const typed_params& t) { return t.alloc; },
+                     [](const cudaMemAllocNodeParams& a) {
+                       return "bytes=" + std::to_string(a.bytesize) + " " + pointer(a.dptr);
+                     });
   }
   static cudaError_t mem_free_node_get_params(cudaGraphNode_t n, void* pointer_out) {
     std::string line;
