@@ -74,6 +74,11 @@ class recorder {
   /// Calls made through the seam since construction (failed ones included).
   [[nodiscard]] std::size_t call_count() const noexcept { return call_count_; }
 
+  /// The host callable `exec` runs for host node `node` now: what a launch
+  /// enqueued now calls (fn null where the exec runs none for that node).
+  /// A test calls it after a rebind to see what a still pending launch sees.
+  [[nodiscard]] cudaHostNodeParams host_call_of(cudaGraphExec_t exec, cudaGraphNode_t node) const;
+
   [[nodiscard]] std::size_t live_graphs() const noexcept;
   [[nodiscard]] std::size_t live_execs() const noexcept;
   [[nodiscard]] std::size_t live_streams() const noexcept;

@@ -1428,6 +1428,12 @@ bool recorder::is(const void* handle, handle_kind kind, bool must_be_live) const
   return !must_be_live || it->second.state == handle_state::live;
 }
 
+cudaHostNodeParams recorder::host_call_of(cudaGraphExec_t exec, cudaGraphNode_t node) const {
+  const auto it = host_of_exec_.find(
+      {reinterpret_cast<std::uintptr_t>(exec), reinterpret_cast<std::uintptr_t>(node)});
+  return it == host_of_exec_.end() ? cudaHostNodeParams{} : it->second;
+}
+
 std::size_t recorder::live_graphs() const noexcept {
   std::size_t n = 0;
   for (const auto& [id, h] : handles_) n += h.kind == handle_kind::graph && h.state == handle_state::live;

@@ -220,8 +220,56 @@ TEST(RefusedRebind, AnUpdateThatChangesAPriorityIsRefusedRatherThanDropped) {
   EXPECT_EQ(rec.calls_starting("kernel_node_set_attribute").size(), 1u) << rec.transcript();
 }
 
+// One meaning for host nodes in both front ends: a launch runs the values it
+// was launched with. A rebind while it is pending (its callable taken, not
+// yet run) changes what later launches see, never what it sees; on either
+// rebind path.
+constexpr cudag::rebind_policy both_paths[] = {cudag::rebind_policy::node_setters,
+                                               cudag::rebind_policy::whole_graph_update};
+
+TEST(HostNodes, APendingLaunchOfTheBuildersGraphSeesTheValuesItWasLaunchedWith) {
+  for (const cudag::rebind_policy policy : both_paths) {
+    cudag::native::recorder rec;
+    std::vector<int> seen;
+    cudag::builder b("g");
+    b.host("h", [&seen](int v) { seen.push_back(v); }, b.param<int>("y"));
+    const cudag::binding binds[] = {cudag::bind("y", 1)};
+    auto e = cudag::instantiate(b.resolve(), binds);
+    e.set_rebind_policy(policy);
+    const cudaHostNodeParams pending = rec.host_call_of(e.native_exec(), e.node_handle("h"));
+    ASSERT_NE(pending.fn, nullptr);
+    e.rebind("y", 2);
+    pending.fn(pending.userData);  // the launch made before the rebind runs now
+    e.launch(nullptr);
+    e.synchronize(nullptr);
+    EXPECT_EQ(seen, (std::vector<int>{1, 2})) << "policy " << int(policy);
+  }
+}
+
 using namespace cudag::dsl;
 constexpr auto px = param<"x", float*>;
+constexpr auto py_int = param<"y", int>;
+
+std::vector<int>* dsl_host_seen = nullptr;  // a constexpr graph's callable holds no capture
+
+TEST(HostNodes, APendingLaunchOfTheDslGraphSeesTheValuesItWasLaunchedWith) {
+  constexpr auto g = graph(host<"h">([](int v) { dsl_host_seen->push_back(v); }, py_int));
+  for (const cudag::rebind_policy policy : both_paths) {
+    cudag::native::recorder rec;
+    std::vector<int> seen;
+    dsl_host_seen = &seen;
+    auto e = instantiate(g, py_int = 1);
+    e.set_rebind_policy(policy);
+    const cudaHostNodeParams pending = rec.host_call_of(e.native_exec(), e.node_handle<"h">());
+    ASSERT_NE(pending.fn, nullptr);
+    e.rebind(py_int = 2);
+    pending.fn(pending.userData);
+    e.launch(nullptr);
+    e.synchronize(nullptr);
+    EXPECT_EQ(seen, (std::vector<int>{1, 2})) << "policy " << int(policy);
+  }
+  dsl_host_seen = nullptr;
+}
 
 TEST(RefusedRebind, ADslUpdateCudaRefusesMayBeTriedAgain) {
   constexpr auto g = graph(kernel<"first", scale>(1, 32, px, 1.0f, 1),
