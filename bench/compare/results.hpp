@@ -1,7 +1,7 @@
 #pragma once
 // bench_compare's results: one record per (section, shape, nodes, method),
 // the ratios with their goals, printed as Markdown tables and written as
-// JSON (tools/compare/plot.py draws them).
+// JSON (bench/compare/plot.py draws them).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>

@@ -808,7 +808,7 @@ int main(int argc, char** argv) {
       out.note("cpu: host time with every native call answered by a null table (no GPU, no driver): what cudag "
                "costs on top of the driver; medians of " + std::to_string(cfg.reps) +
                " rounds to 1,000 nodes, fewer above");
-      std::fprintf(stderr, "bench_compare: DSL compile time (tools/dsl/measure_compile.sh)\n");
+      std::fprintf(stderr, "bench_compare: DSL compile time (bench/dsl/measure_compile.sh)\n");
       if (const std::string why = run_dsl_compile_part(out, quick); !why.empty())
         out.note("dsl compile: not measured: " + why);
     }

@@ -4,8 +4,8 @@ library only: log-log axes of time (median, microseconds; the bar spans the
 quartiles) against node count, one panel per section and shape, one line
 per method.
 
-    python3 tools/compare/plot.py bench_compare.json bench_compare.svg
-    python3 tools/compare/plot.py --sections build,replay report.json out.svg
+    python3 bench/compare/plot.py build/bench_compare.json build/bench_compare.svg
+    python3 bench/compare/plot.py --sections build,replay build/report.json build/out.svg
 
 Sections drawn by default, where the report has them: build, replay,
 rebind 1 reader, rebind all readers, while loop, cpu.

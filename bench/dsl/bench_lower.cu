@@ -12,7 +12,7 @@
 //
 //   bench_lower [--json FILE] [repetitions=41]
 //
-// Exit codes: see tools/exec/bench_report.hpp (0: done, or no GPU; 1: CUDA
+// Exit codes: see bench/exec/bench_report.hpp (0: done, or no GPU; 1: CUDA
 // error; 2: bad command line; 3: a timed graph computed a wrong result).
 #include <cuda_runtime_api.h>
 

@@ -41,7 +41,7 @@ std::vector<cudag::binding> scalar_bindings(float* buf, const float* a_ptr, floa
 cudag::graph_spec while_spec();
 std::vector<cudag::binding> while_bindings(float* buf, int* counter, int limit);
 
-/// DSL compile time per node count (no GPU): tools/dsl/measure_compile.sh
+/// DSL compile time per node count (no GPU): bench/dsl/measure_compile.sh
 /// compiles generated chains and random DAGs (declared, instantiated, turned
 /// into a spec) with the host compiler, once each; section "dsl compile",
 /// host us of wall-clock time, peak memory in the notes. Returns "" or why

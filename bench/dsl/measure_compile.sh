@@ -1,5 +1,5 @@
 #!/bin/sh
-# Compile time and peak memory of generated DSL graphs (tools/dsl/gen_graph.py).
+# Compile time and peak memory of generated DSL graphs (bench/dsl/gen_graph.py).
 # usage: measure_compile.sh SOURCE_ROOT "SIZES" "SHAPES" "COMPILERS" REPEATS [decl|full]
 #   e.g. measure_compile.sh . "128 512" "chain dag" "g++ nvcc" 2
 # Prints one markdown row per run:
@@ -20,7 +20,7 @@ for compiler in $compilers; do
         src="$work/graph.cpp"
         set -- g++ -std=c++20 -O2 -I"$root/include" -I"$root/dsl" -I"$cuda/include" -c "$src" -o "$work/graph.o"
       fi
-      python3 "$root/tools/dsl/gen_graph.py" "$shape" "$nodes" "$src" 7 "$what"
+      python3 "$root/bench/dsl/gen_graph.py" "$shape" "$nodes" "$src" 7 "$what"
       run=1
       while [ "$run" -le "$repeats" ]; do
         /usr/bin/time -v "$@" 2> "$work/time.txt" > /dev/null || { cat "$work/time.txt" | head -30; exit 1; }

@@ -39,7 +39,7 @@
 #include "../../src/check/checked_plan.hpp"
 #include "cudag/bindings.hpp"
 #include "cudag/check.hpp"
-#include "random_dag.hpp"
+#include "../../tools/check/random_dag.hpp"
 
 namespace {
 

@@ -1,6 +1,6 @@
 // CPU cost of exec::reshape with every native call answered by a null table:
 // what cudag adds on top of the driver's setters and cudaGraphExecUpdate
-// when a shape family switches shape (tools/family/bench_family times the
+// when a shape family switches shape (bench/family/bench_family times the
 // whole on a GPU). The family is bench_family's: a chain of kernels whose
 // grid follows "batch" and whose element count is parameter "n". No GPU
 // needed; run under `perf record` to see where the time goes. Thread CPU

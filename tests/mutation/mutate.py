@@ -566,7 +566,7 @@ def main():
     build = args.build
     log = os.path.join(ROOT, build + ".log")
     if not os.path.exists(os.path.join(ROOT, build, "build.ninja")):
-        setup = ["meson", "setup", build, "-Dexamples=false", "-Dtools=false"]
+        setup = ["meson", "setup", build, "-Dexamples=false", "-Dtools=false", "-Dbenchmarks=false"]
         if args.suite == "cpu":
             setup.append("-Ddevice_code=false")
         if run(setup, log) != 0:

@@ -159,7 +159,7 @@ std::string run_dsl_compile_part(results& out, bool quick) {
 #else
   const std::string root = CUDAG_SOURCE_ROOT;
   const std::string sizes = quick ? "32 128" : "32 128 512";
-  const std::string command = "sh '" + root + "/tools/dsl/measure_compile.sh' '" + root + "' '" +
+  const std::string command = "sh '" + root + "/bench/dsl/measure_compile.sh' '" + root + "' '" +
                               sizes + "' 'chain dag' g++ 1 full 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return "could not run " + command;
@@ -199,7 +199,7 @@ std::string run_dsl_compile_part(results& out, bool quick) {
     ++rows;
   }
   if (status != 0 || rows == 0)
-    return "tools/dsl/measure_compile.sh failed (exit status " + std::to_string(status) + "): " +
+    return "bench/dsl/measure_compile.sh failed (exit status " + std::to_string(status) + "): " +
            text.substr(0, 400);
   return {};
 #endif
