@@ -177,10 +177,12 @@ static_assert(hana::find_if(params, [](auto p) {
 // The names and types agree with the shape the graph keeps.
 static_assert(hana::size(params) == hana::size_c<pipeline.shape.params.size()>);
 // A graph's own parameters (an operand, a launch) and a graph with none.
+constexpr auto x_text = BOOST_HANA_STRING("x");
+constexpr auto inner_count_text = BOOST_HANA_STRING("inner_count");
 static_assert(hv::params(inner) ==
-              hana::make_tuple(hv::param_info<std::remove_const_t<decltype(hv::string_c<"x">)>, hana::type<float*>>{},
-                               hv::param_info<std::remove_const_t<decltype(hv::string_c<"inner_count">)>,
-                                              hana::type<long>>{}));
+              hana::make_tuple(
+                  hv::param_info<std::remove_const_t<decltype(x_text)>, hana::type<float*>>{},
+                  hv::param_info<std::remove_const_t<decltype(inner_count_text)>, hana::type<long>>{}));
 static_assert(hana::is_empty(hv::params(backwards)));
 
 // ---------------------------------------------------------------- buffers --
@@ -199,6 +201,26 @@ static_assert(hana::fold_left(buffers, std::size_t{0}, [](std::size_t bytes, aut
                 return bytes + b.count * sizeof(typename decltype(b.type)::type);
               }) == 4096 * sizeof(float) + 17 * sizeof(short));
 static_assert(hana::is_empty(hv::buffers(inner)));
+
+// Items past the first sixteen (a graph's items are held in chunks of
+// sixteen): an allocation and a parameter's first reader there.
+constexpr auto late = param<"late", int>;
+// clang-format off
+constexpr auto long_graph = graph(
+    empty<"e0">(), empty<"e1">(), empty<"e2">(), empty<"e3">(), empty<"e4">(), empty<"e5">(),
+    empty<"e6">(), empty<"e7">(), empty<"e8">(), empty<"e9">(), empty<"e10">(), empty<"e11">(),
+    empty<"e12">(), empty<"e13">(), empty<"e14">(), empty<"e15">(), empty<"e16">(),
+    mem_alloc<"late_alloc">(halves, 33),
+    kernel<"late_reader", scale>(blocks_for(late, 64), 64, x, 1.0f, late),
+    chain<"e0", "e16", "late_alloc">);
+// clang-format on
+static_assert(hana::size(hv::nodes(long_graph)) == hana::size_c<19>);
+static_assert(hana::at_c<17>(hv::nodes(long_graph)).depends_on ==
+              hana::make_tuple(BOOST_HANA_STRING("e16")));
+static_assert(hana::at_c<0>(hv::buffers(long_graph)).count == 33);
+static_assert(hana::at_c<0>(hv::buffers(long_graph)).type == hana::type_c<short>);
+static_assert(hana::at_c<0>(hv::params(long_graph)).name == BOOST_HANA_STRING("late"));
+static_assert(hana::at_c<0>(hv::params(long_graph)).type == hana::type_c<int>);
 
 // ------------------------------------------------------------ Hana names --
 // The same pipeline head declared with Hana strings as names: the same
@@ -220,7 +242,6 @@ constexpr auto head_hana = graph(
 static_assert(hv::nodes(head_hana) == hv::nodes(head_literal));
 static_assert(hv::params(head_hana) == hv::params(head_literal));
 static_assert(hv::name(scale_name).view() == "scale");
-static_assert(hv::string_c<"scale"> == scale_name);
 // A parameter and a buffer named by Hana strings are the ones named by literals.
 constexpr auto x_name = BOOST_HANA_STRING("x");
 constexpr auto tmp_name = BOOST_HANA_STRING("tmp");

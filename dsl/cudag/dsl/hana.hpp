@@ -16,7 +16,8 @@
 // Nothing else of cudag includes this header: it alone reads Boost.Hana
 // (<boost/hana.hpp>, whole, so that every algorithm is at hand), and a
 // translation unit that does not include it reads no Hana header
-// (tests/dsl/no_hana_test.cpp; what it costs where included: dsl/README.md).
+// (tests/dsl/no_hana_test.cpp; what it costs where included:
+// docs/guide/introspection.md).
 //
 // Everything here is computed from what the graph's type already holds (its
 // shape, G::shape, and its items' types): nothing is added to a graph's
@@ -52,12 +53,15 @@ template <fixed_string S, std::size_t... I>
 constexpr boost::hana::string<S.chars[I]...> string_of(std::index_sequence<I...>) noexcept {
   return {};
 }
-}  // namespace detail
-
-/// The other way: a DSL name as a Hana compile-time string,
-/// `string_c<"scale"> == BOOST_HANA_STRING("scale")`.
+/// A DSL name computed here as a Hana string. (Not offered for a literal,
+/// hana_string<"scale">(): nvcc 13.0 then writes the literal's template
+/// parameter object out for its host compiler undeclared, '__T8' was not
+/// declared in this scope. Write BOOST_HANA_STRING("scale").)
 template <fixed_string S>
-inline constexpr auto string_c = detail::string_of<S>(std::make_index_sequence<S.size()>{});
+[[nodiscard]] constexpr auto hana_string() noexcept {
+  return string_of<S>(std::make_index_sequence<S.size()>{});
+}
+}  // namespace detail
 
 // --------------------------------------------------------- descriptors --
 // Hana Structs (BOOST_HANA_DEFINE_STRUCT): members by name (`n.name`), and
@@ -96,17 +100,80 @@ namespace detail {
 template <class G>
 using graph_of = std::remove_cvref_t<G>;
 
-/// Node V's name (G::shape.names[V]) as a Hana string.
-template <class G, std::size_t V, std::size_t... I>
-constexpr boost::hana::string<G::shape.names[V][I]...> node_name(std::index_sequence<I...>) noexcept {
-  return {};
-}
-template <class G, std::size_t V>
-inline constexpr auto node_name_c = node_name<G, V>(std::make_index_sequence<G::shape.names[V].size()>{});
+// Each node's description is made by templates named by small values only
+// (its name, kind and its dependencies' names as fixed strings), from one
+// table of the graph's names made once per graph: under nvcc, templates
+// named by the graph's type for each node cost seconds more at 64 nodes.
 
-template <class G, std::size_t V, std::size_t... K>
-constexpr auto depends_on(std::index_sequence<K...>) noexcept {
-  return boost::hana::make_tuple(node_name_c<G, G::shape.deps[G::shape.dep_begin[V] + K]>...);
+/// A graph's node names, joined, and each node's dependencies' names,
+/// joined with a '\0' after each.
+template <std::size_t N, std::size_t NameChars, std::size_t DepChars>
+struct name_table {
+  std::array<char, NameChars + 1> names{};
+  std::array<std::uint32_t, N + 1> name_begin{};
+  std::array<char, DepChars + 1> deps{};
+  std::array<std::uint32_t, N + 1> deps_begin{};
+
+  [[nodiscard]] constexpr std::string_view name(std::size_t v) const noexcept {
+    return {names.data() + name_begin[v], name_begin[v + 1] - name_begin[v]};
+  }
+  [[nodiscard]] constexpr std::string_view dep_list(std::size_t v) const noexcept {
+    return {deps.data() + deps_begin[v], deps_begin[v + 1] - deps_begin[v]};
+  }
+};
+
+template <class G>
+consteval std::size_t name_chars() noexcept {
+  std::size_t n = 0;
+  for (const std::string_view name : G::shape.names) n += name.size();
+  return n;
+}
+template <class G>
+consteval std::size_t dep_chars() noexcept {
+  std::size_t n = 0;
+  for (std::uint32_t k = 0; k != G::shape.dep_begin[G::node_count]; ++k)
+    n += G::shape.names[G::shape.deps[k]].size() + 1;
+  return n;
+}
+template <class G>
+consteval auto make_name_table() noexcept {
+  name_table<G::node_count, name_chars<G>(), dep_chars<G>()> t;
+  std::uint32_t n = 0, d = 0;
+  for (std::size_t v = 0; v != G::node_count; ++v) {
+    t.name_begin[v] = n;
+    for (const char c : G::shape.names[v]) t.names[n++] = c;
+    t.deps_begin[v] = d;
+    for (std::uint32_t k = G::shape.dep_begin[v]; k != G::shape.dep_begin[v + 1]; ++k) {
+      for (const char c : G::shape.names[G::shape.deps[k]]) t.deps[d++] = c;
+      t.deps[d++] = '\0';
+    }
+  }
+  t.name_begin[G::node_count] = n;
+  t.deps_begin[G::node_count] = d;
+  return t;
+}
+template <class G>
+inline constexpr auto names_of = make_name_table<G>();
+
+/// Part K of a list of '\0'-terminated names: where it begins and its length.
+consteval std::size_t part_begin(std::string_view joined, std::size_t k) noexcept {
+  std::size_t at = 0;
+  for (; k != 0; --k) at = joined.find('\0', at) + 1;
+  return at;
+}
+consteval std::size_t part_size(std::string_view joined, std::size_t k) noexcept {
+  const std::size_t at = part_begin(joined, k);
+  return joined.find('\0', at) - at;
+}
+template <fixed_string Joined, std::size_t... K>
+constexpr auto split(std::index_sequence<K...>) noexcept {
+  return boost::hana::make_tuple(detail::hana_string<to_fixed<part_size(Joined.view(), K)>(
+      Joined.view().substr(part_begin(Joined.view(), K)))>()...);
+}
+consteval std::size_t part_count(std::string_view joined) noexcept {
+  std::size_t n = 0;
+  for (const char c : joined) n += c == '\0';
+  return n;
 }
 
 template <node_kind Kind, std::size_t... I>
@@ -114,45 +181,64 @@ constexpr boost::hana::string<kind_name(Kind)[I]...> kind_string(std::index_sequ
   return {};
 }
 
-template <class G, std::size_t V>
-constexpr auto node_at() noexcept {
-  constexpr node_kind kind = G::shape.kinds[V];
-  using name_t = std::remove_const_t<decltype(node_name_c<G, V>)>;
-  using kind_t = boost::hana::integral_constant<node_kind, kind>;
-  using kind_name_t = decltype(kind_string<kind>(std::make_index_sequence<kind_name(kind).size()>{}));
-  using deps_t = decltype(depends_on<G, V>(
-      std::make_index_sequence<G::shape.dep_begin[V + 1] - G::shape.dep_begin[V]>{}));
+template <fixed_string Name, node_kind Kind, fixed_string Deps>
+constexpr auto make_node() noexcept {
+  using name_t = std::remove_const_t<decltype(detail::hana_string<Name>())>;
+  using kind_t = boost::hana::integral_constant<node_kind, Kind>;
+  using kind_name_t = decltype(kind_string<Kind>(std::make_index_sequence<kind_name(Kind).size()>{}));
+  using deps_t = decltype(split<Deps>(std::make_index_sequence<part_count(Deps.view())>{}));
   return node_info<name_t, kind_t, kind_name_t, deps_t>{};
 }
 
 template <class G, std::size_t... V>
 constexpr auto nodes(std::index_sequence<V...>) noexcept {
-  return boost::hana::make_tuple(node_at<G, V>()...);
+  constexpr const auto& t = names_of<G>;
+  return boost::hana::make_tuple(make_node<to_fixed<t.name(V).size()>(t.name(V)), G::shape.kinds[V],
+                                           to_fixed<t.dep_list(V).size()>(t.dep_list(V))>()...);
 }
 
 template <class G, std::size_t... K>
 constexpr auto order(std::index_sequence<K...>) noexcept {
-  return boost::hana::make_tuple(node_name_c<G, G::shape.order[K]>...);
+  constexpr const auto& t = names_of<G>;
+  return boost::hana::make_tuple(
+      detail::hana_string<to_fixed<t.name(G::shape.order[K]).size()>(t.name(G::shape.order[K]))>()...);
 }
+
+/// The body of the item at position P of G (a node: never among the runs
+/// of edges a graph's tuple holds without leaves).
+template <class G, std::size_t P>
+using body_at = std::remove_cvref_t<decltype(cudag::dsl::get<P>(std::declval<const G&>().items))>;
 
 // ---------------------------------------------------------- parameters --
 // A graph's shape keeps a parameter's name and a type id, not its type; the
 // type is in the items' types, as param<"x", T> among a node's stored
 // arguments (kernel, host, captured, memcpy, memset and event operands, a
 // kernel's launch rules) and, for a child or conditional node, in its
-// graphs' items. params_in<T> finds every param_t in T: a class template's
-// type arguments are searched, and the DSL's class templates that take a
-// value first are taken apart one by one below.
+// graphs' items. Each parameter is looked for in the body of the first item
+// that reads it: params_in<T> finds every param_t in T (a class template's
+// type arguments are searched; the DSL's class templates that take a value
+// first are taken apart one by one below). Only that body is searched, not
+// every item: nvcc's front end took 17 s more for a 64-node graph's
+// parameters when every body was searched.
 template <class... T>
 struct type_pack {};
-template <class... A, class... B>
-type_pack<A..., B...> operator+(type_pack<A...>, type_pack<B...>);  // decltype only
+
+/// Packs joined, one after the other.
+template <class... Packs>
+struct concat {
+  using type = type_pack<>;
+};
+template <class... A>
+struct concat<type_pack<A...>> {
+  using type = type_pack<A...>;
+};
+template <class... A, class... B, class... Rest>
+struct concat<type_pack<A...>, type_pack<B...>, Rest...> : concat<type_pack<A..., B...>, Rest...> {};
 
 template <class T>
 struct params_in;
 template <class... T>
-using params_in_all =
-    decltype((type_pack<>{} + ... + typename params_in<std::remove_cvref_t<T>>::type{}));
+using params_in_all = typename concat<typename params_in<std::remove_cvref_t<T>>::type...>::type;
 
 /// A class that is no template of types only: its stored arguments (`args`,
 /// a captured node's), or nothing. (nvcc's front end deduces no class-type
@@ -200,26 +286,46 @@ constexpr std::size_t find_param(std::string_view name, type_pack<P...>) noexcep
   return sizeof...(P);
 }
 
-template <std::size_t J, class... P>
-using param_at = typename decltype(+boost::hana::at_c<J>(boost::hana::tuple_t<P...>))::type;
+template <std::size_t J, class Pack>
+struct pack_at;
+template <std::size_t J, class First, class... Rest>
+struct pack_at<J, type_pack<First, Rest...>> : pack_at<J - 1, type_pack<Rest...>> {};
+template <class First, class... Rest>
+struct pack_at<0, type_pack<First, Rest...>> {
+  using type = First;
+};
 
-template <class G, std::size_t I, class... P>
-constexpr auto param_at_slot(type_pack<P...> found) noexcept {
+/// The position of the first item of G that reads parameter `name`.
+template <class G>
+consteval std::size_t first_reader(std::string_view name) noexcept {
+  for (std::size_t i = 0; i != G::items_info.size(); ++i)
+    for (const ref_info& r : G::items_info[i].refs)
+      if (r.kind == ref_kind::param && r.name == name) return i;
+  return G::items_info.size();
+}
+
+template <class G, std::size_t I>
+constexpr auto param_at_slot() noexcept {
   constexpr ref_info declared = G::shape.params[I];
-  constexpr std::size_t j = find_param(declared.name, found);
-  static_assert(j != sizeof...(P),
-                "cudag::dsl::hana_view: a parameter's declaration was not found among the graph's "
-                "item types (a node kind this header does not search)");
-  using P_j = param_at<j, P...>;
-  using T = typename P_j::value_type;
-  static_assert(type_id_of<T> == declared.type);
-  return param_info<std::remove_const_t<decltype(string_c<P_j::name>)>, boost::hana::type<T>>{};
+  constexpr std::size_t reader = first_reader<G>(declared.name);
+  static_assert(reader != G::items_info.size());  // the shape's parameters are its items'
+  using found = typename params_in<body_at<G, reader>>::type;
+  constexpr std::size_t j = find_param(declared.name, found{});
+  if constexpr (requires { typename pack_at<j, found>::type; }) {
+    using P_j = typename pack_at<j, found>::type;
+    using T = typename P_j::value_type;
+    static_assert(type_id_of<T> == declared.type);
+    return param_info<std::remove_const_t<decltype(detail::hana_string<P_j::name>())>, boost::hana::type<T>>{};
+  } else {
+    static_assert(sizeof(found) == 0,
+                  "cudag::dsl::hana_view: a parameter's declaration was not found in the type of "
+                  "the node that reads it (a node kind this header does not search)");
+  }
 }
 
 template <class G, std::size_t... I>
 constexpr auto params(std::index_sequence<I...>) noexcept {
-  using found = typename params_in<G>::type;
-  return boost::hana::make_tuple(param_at_slot<G, I>(found{})...);
+  return boost::hana::make_tuple(param_at_slot<G, I>()...);
 }
 
 // ------------------------------------------------------------- buffers --
@@ -255,21 +361,15 @@ constexpr auto alloc_nodes(const graph_t<Items...>*) noexcept {
 template <class G>
 inline constexpr auto alloc_node_list = alloc_nodes<G>(static_cast<const G*>(nullptr));
 
-template <class G, std::size_t P, class... Items>
-constexpr auto item_type(const graph_t<Items...>*) noexcept {
-  return boost::hana::at_c<P>(boost::hana::tuple_t<typename Items::body_type...>);
-}
-template <class G, std::size_t P>
-using body_at = typename decltype(item_type<G, P>(static_cast<const G*>(nullptr)))::type;
-
 template <class G, std::size_t V>
 constexpr auto buffer_at(const G& g) noexcept {
   constexpr std::size_t position = G::shape.position[V];
   using body = body_at<G, position>;
   constexpr std::string_view buffer = body::allocates;
   constexpr auto name = to_fixed<buffer.size()>(buffer);
-  using name_t = std::remove_const_t<decltype(string_c<name>)>;
-  using node_name_t = std::remove_const_t<decltype(node_name_c<G, V>)>;
+  using name_t = std::remove_const_t<decltype(detail::hana_string<name>())>;
+  constexpr const auto& t = names_of<G>;
+  using node_name_t = std::remove_const_t<decltype(detail::hana_string<to_fixed<t.name(V).size()>(t.name(V))>())>;
   return buffer_info<name_t, boost::hana::type<alloc_element_t<body>>,
                      node_name_t>{
       {}, {}, {}, get<position>(g.items).count};
