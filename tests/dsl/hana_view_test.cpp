@@ -10,6 +10,19 @@
 #include <string>
 #include <vector>
 
+#include <boost/hana/at.hpp>
+#include <boost/hana/count_if.hpp>
+#include <boost/hana/filter.hpp>
+#include <boost/hana/find_if.hpp>
+#include <boost/hana/fold_left.hpp>
+#include <boost/hana/for_each.hpp>
+#include <boost/hana/is_empty.hpp>
+#include <boost/hana/keys.hpp>
+#include <boost/hana/optional.hpp>
+#include <boost/hana/size.hpp>
+#include <boost/hana/take_front.hpp>
+#include <boost/hana/transform.hpp>
+
 #include "cudag/dot.hpp"
 #include "cudag/dsl.hpp"
 #include "cudag/dsl/hana.hpp"

@@ -5,7 +5,8 @@
 #   plain     as generated: cudag/dsl.hpp only
 #   included  cudag/dsl/hana.hpp included too, nothing of it used
 #   used      included, and the graph's nodes, parameters, buffers and order
-#             viewed in static_asserts and walked by hana::for_each
+#             viewed in static_asserts and walked by hana::for_each (with
+#             the Hana algorithm headers these use)
 # usage: measure_hana_view.sh SOURCE_ROOT "SIZES" "COMPILERS" REPEATS
 #   e.g. measure_hana_view.sh . "8 128" "g++ nvcc" 3
 # Prints one markdown row per run:
@@ -33,6 +34,12 @@ for compiler in $compilers; do
           { echo '#include "cudag/dsl/hana.hpp"'; cat "$work/generated"; } > "$src" ;;
         used)
           { echo '#include "cudag/dsl/hana.hpp"'; cat "$work/generated"; cat <<EOF
+#include <boost/hana/at.hpp>
+#include <boost/hana/count_if.hpp>
+#include <boost/hana/for_each.hpp>
+#include <boost/hana/is_empty.hpp>
+#include <boost/hana/size.hpp>
+#include <boost/hana/transform.hpp>
 namespace hana = boost::hana;
 namespace hv = cudag::dsl::hana_view;
 static_assert(hana::size(hv::nodes(g)) == hana::size_c<$nodes>);

@@ -13,16 +13,26 @@
 //   static_assert(hana::at_c<0>(hv::params(g)).type == hana::type_c<float*>);
 //   kernel<hv::name(BOOST_HANA_STRING("scale")), scale>(...)   // a Hana string as a name
 //
-// Nothing else of cudag includes this header: it alone reads Boost.Hana
-// (<boost/hana.hpp>, whole, so that every algorithm is at hand), and a
-// translation unit that does not include it reads no Hana header
+// Nothing else of cudag includes this header: it alone reads Boost.Hana,
+// and a translation unit that does not include it reads no Hana header
 // (tests/dsl/no_hana_test.cpp; what it costs where included:
 // docs/guide/introspection.md).
 //
 // Everything here is computed from what the graph's type already holds (its
 // shape, G::shape, and its items' types): nothing is added to a graph's
 // type, and a graph never viewed costs nothing more.
-#include <boost/hana.hpp>
+// The Hana headers the view is made of (tuples, strings, types, integral
+// constants, Structs, and equal: views compare). Include the algorithms you
+// use (<boost/hana/for_each.hpp>, ...). Not <boost/hana.hpp> whole: with
+// Boost 1.74 it reads boost/hana/traits.hpp, which names std::result_of and
+// std::is_literal_type, gone from libc++'s C++20 mode (clang++ 14 and libc++
+// refuse it).
+#include <boost/hana/define_struct.hpp>
+#include <boost/hana/equal.hpp>
+#include <boost/hana/integral_constant.hpp>
+#include <boost/hana/string.hpp>
+#include <boost/hana/tuple.hpp>
+#include <boost/hana/type.hpp>
 
 #include <array>
 #include <cstddef>
