@@ -510,6 +510,34 @@ FAULTS = [
      "    fill(s, st.values, slots, name);\n    native::set_kernel(to, node, s.params, name);",
      "    fill_at(s, st.values, slots, std::index_sequence_for<P...>{});\n    native::set_kernel(to, node, s.params, name);",
      "cpu"),
+    # The opt-in Hana view (cudag/dsl/hana.hpp) and the DSL's freedom from
+    # Hana: caught at compile time by dsl_hana_view and dsl_no_hana (and
+    # their nvcc builds in a build with device code).
+    ("hana-view-drops-node", "the Hana view leaves a graph's last node out",
+     "dsl/cudag/dsl/hana.hpp",
+     "    std::make_index_sequence<detail::graph_of<G>::node_count>{});\n\n/// The parameters",
+     "    std::make_index_sequence<detail::graph_of<G>::node_count - 1>{});\n\n/// The parameters",
+     "cpu"),
+    ("hana-view-param-type", "the Hana view gives a parameter's type const-qualified",
+     "dsl/cudag/dsl/hana.hpp",
+     "boost::hana::type<T>>{};",
+     "boost::hana::type<const T>>{};",
+     "cpu"),
+    ("hana-view-buffer-type", "the Hana view gives every buffer's element type as float",
+     "dsl/cudag/dsl/hana.hpp",
+     "boost::hana::type<alloc_element_t<body>>,",
+     "boost::hana::type<float>,",
+     "cpu"),
+    ("hana-name-reversed", "a Hana string made a DSL name is written backwards",
+     "dsl/cudag/dsl/hana.hpp",
+     "  ((out.chars[i++] = C), ...);",
+     "  ((out.chars[sizeof...(C) - 1 - i++] = C), ...);",
+     "cpu"),
+    ("dsl-reads-hana", "a header of the DSL includes a Boost.Hana header",
+     "dsl/cudag/dsl/fixed_string.hpp",
+     "#include <string_view>\n",
+     "#include <string_view>\n#include <boost/hana/string.hpp>\n",
+     "cpu"),
 ]
 
 
