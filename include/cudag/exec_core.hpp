@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cudag/handles.hpp"
+#include "cudag/host_failure_sink.hpp"
 #include "cudag/lean_std.hpp"
 
 namespace cudag {
@@ -48,27 +49,6 @@ enum class rebind_policy { automatic, node_setters, whole_graph_update };
   return changed >= whole_graph_update_minimum &&
          static_cast<double>(changed) > whole_graph_update_fraction * static_cast<double>(top_level);
 }
-
-/// First failure of a host node since the last rethrow. Host nodes run on a
-/// driver thread where an exception must not escape: they record it here.
-/// Its state (a flag, a lock, the node's name and the exception) lives in
-/// the library, so that this header needs neither <atomic> nor <mutex>.
-class host_failure_sink {
- public:
-  host_failure_sink();
-  host_failure_sink(const host_failure_sink&) = delete;
-  host_failure_sink& operator=(const host_failure_sink&) = delete;
-  ~host_failure_sink();
-
-  void record(std::string_view node, std::exception_ptr failure) noexcept;
-  /// Rethrows the recorded failure as cudag::error naming the node, and clears it.
-  void rethrow_if_failed();
-  [[nodiscard]] bool failed() const noexcept;
-
- private:
-  struct state;
-  std::unique_ptr<state> state_;
-};
 
 /// Objects that something replaced while launches in flight may still use
 /// them (a host node's earlier arguments, what an updated graph pointed at):

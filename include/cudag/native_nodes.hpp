@@ -37,7 +37,7 @@
 #include <vector>
 
 #include "cudag/error.hpp"
-#include "cudag/exec_core.hpp"
+#include "cudag/host_failure_sink.hpp"
 #include "cudag/handles.hpp"
 #include "cudag/lean_std.hpp"
 #include "cudag/spec.hpp"
