@@ -59,8 +59,9 @@ eager_run run_eagerly(const graph_spec& spec, std::span<const binding> bindings,
   st->stream = stream;
   eager_run run(std::move(st));
   eager_run::state& s = *run.state_;
-  const std::vector<void*> unfreed = detail::run_into_stream(spec, plans, params, index, stream, s.nodes,
-                                                             s.values, s.owned, s.failures);
+  unique_stream no_capture;  // an eager run records no captured node into a graph
+  const std::vector<void*> unfreed = detail::run_into_stream(
+      spec, plans, stream, {params, index, s.nodes, s.values, s.owned, s.failures, no_capture});
   for (void* p : unfreed) native::run_mem_free(stream, p, spec.name);
   return run;
 }

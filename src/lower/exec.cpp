@@ -137,8 +137,8 @@ std::unique_ptr<exec::impl> lower_fresh(graph_spec spec, std::span<const binding
   st->options = options;
   detail::bind_params(st->spec, bindings, st->params, st->param_index);
   graph_out = make_graph();
-  detail::lower_into(st->spec, plans, st->params, st->param_index, graph_out.get(), st->nodes,
-                     st->values, owned, failures, st->capture_stream);
+  detail::lower_into(st->spec, plans, graph_out.get(),
+                     {st->params, st->param_index, st->nodes, st->values, owned, failures, st->capture_stream});
   for (std::uint32_t i = 0; i < st->nodes.size(); ++i)
     if (!st->nodes[i].nested) st->top_level_index.emplace(st->nodes[i].path, i);
   return st;
@@ -196,8 +196,8 @@ lowered_graph lower_checked(const graph_spec& spec, std::span<const binding> bin
   auto capture_stream = std::make_shared<unique_stream>();
   out.owned.push_back(failures);
   out.owned.push_back(values);
-  detail::lower_into(spec, plans, params, index, out.graph.get(), nodes, *values, out.owned, failures,
-                     *capture_stream);
+  detail::lower_into(spec, plans, out.graph.get(),
+                     {params, index, nodes, *values, out.owned, failures, *capture_stream});
   out.owned.push_back(capture_stream);
   out.nodes.reserve(spec.nodes.size());
   for (node_state& n : nodes)  // the states die here: their paths move
@@ -339,8 +339,9 @@ graph_in_capture add_to_capture(cudaStream_t stream, const graph_spec& spec,
   auto values = std::make_shared<detail::value_storage>();
   auto capture_stream = std::make_shared<unique_stream>();
   try {
-    detail::lower_into(spec, plans, params, index, at.graph, nodes, *values, out.owned, out.host_failures,
-                       *capture_stream, at.dependencies);
+    detail::lower_into(spec, plans, at.graph,
+                       {params, index, nodes, *values, out.owned, out.host_failures, *capture_stream},
+                       at.dependencies);
   } catch (...) {
     // The capture's graph is the caller's: take out what was added to it
     // (a child or conditional node takes its nested nodes with it).

@@ -224,30 +224,33 @@ void apply_launch_rules(Launch& launch, const kernel_node& p, const std::string&
 [[nodiscard]] unique_graph record_captured(const node_state& st, const captured_node& p,
                                            cudaStream_t stream);
 
-/// Lowers `spec` (checked: `plans` are check_and_plan's) with `params` bound into a new graph;
-/// fills `nodes` and the parameter uses. `owned` receives what the graph
-/// points at; `capture_stream` (made on first use) records captured nodes.
-/// The top-level graph's roots depend on `root_dependencies` (nodes of
-/// `graph`: a capture's current dependencies). Used by instantiate, update,
-/// lower() and add_to_capture().
-void lower_into(const graph_spec& spec, const check_detail::checked_plans& plans,
-                std::vector<param_state>& params,
-                const name_map<std::uint32_t>& param_index, cudaGraph_t graph,
-                std::vector<node_state>& nodes, value_storage& storage,
-                std::vector<std::shared_ptr<const void>>& owned,
-                const std::shared_ptr<host_failure_sink>& failures, unique_stream& capture_stream,
-                std::span<const cudaGraphNode_t> root_dependencies = {});
+/// What lowering reads and writes besides the spec: the bound parameters
+/// (their uses are recorded), the node states and value storage it fills,
+/// what the graph points at (`owned`), where host nodes report, and the
+/// stream that records captured nodes (made on first use). Whoever lowers
+/// (instantiate, update, lower(), add_to_capture(), an eager run) owns them.
+struct lowering_target {
+  std::vector<param_state>& params;
+  const name_map<std::uint32_t>& param_index;
+  std::vector<node_state>& nodes;
+  value_storage& storage;
+  std::vector<std::shared_ptr<const void>>& owned;
+  const std::shared_ptr<host_failure_sink>& failures;
+  unique_stream& capture_stream;
+};
+
+/// Lowers `spec` (checked: `plans` are check_and_plan's) into `graph`. The
+/// top-level graph's roots depend on `root_dependencies` (nodes of `graph`:
+/// a capture's current dependencies).
+void lower_into(const graph_spec& spec, const check_detail::checked_plans& plans, cudaGraph_t graph,
+                const lowering_target& into, std::span<const cudaGraphNode_t> root_dependencies = {});
 
 /// Runs `spec` (checked) without a graph: each node, in the order lowering
 /// would create it, as stream work on `stream` (run_kernel, run_memcpy...).
 /// Returns the stream-ordered allocations no free node freed. A
 /// conditional node, or a value reading a condition, throws naming the node.
 std::vector<void*> run_into_stream(const graph_spec& spec, const check_detail::checked_plans& plans,
-                                   std::vector<param_state>& params,
-                                   const name_map<std::uint32_t>& param_index, cudaStream_t stream,
-                                   std::vector<node_state>& nodes, value_storage& storage,
-                                   std::vector<std::shared_ptr<const void>>& owned,
-                                   const std::shared_ptr<host_failure_sink>& failures);
+                                   cudaStream_t stream, const lowering_target& into);
 
 /// Sets the node's native parameters from its resolved values. `on_exec`:
 /// the executable graph's node (exec setters), else the template graph's.

@@ -38,15 +38,12 @@ struct scope {
 
 class lowerer {
  public:
-  lowerer(const check_detail::checked_plans& plans, std::vector<param_state>& params,
-          const name_map<std::uint32_t>& param_index,
-          std::vector<node_state>& nodes, value_storage& storage,
-          std::vector<std::shared_ptr<const void>>& owned,
-          const std::shared_ptr<host_failure_sink>& failures, unique_stream& capture_stream,
+  lowerer(const check_detail::checked_plans& plans, const lowering_target& into,
           std::span<const cudaGraphNode_t> root_dependencies,
           std::optional<cudaStream_t> eager = std::nullopt)
-      : plans_(plans), params_(params), param_index_(param_index), nodes_(nodes), storage_(storage),
-        owned_(owned), failures_(failures), capture_stream_(capture_stream),
+      : plans_(plans), params_(into.params), param_index_(into.param_index), nodes_(into.nodes),
+        storage_(into.storage), owned_(into.owned), failures_(into.failures),
+        capture_stream_(into.capture_stream),
         root_dependencies_(root_dependencies), eager_(eager.has_value()),
         stream_(eager.value_or(nullptr)) {}
 
@@ -461,31 +458,20 @@ unique_graph record_captured(const node_state& st, const captured_node& p, cudaS
   }
 }
 
-void lower_into(const graph_spec& spec, const check_detail::checked_plans& plans,
-                std::vector<param_state>& params,
-                const name_map<std::uint32_t>& param_index, cudaGraph_t graph,
-                std::vector<node_state>& nodes, value_storage& storage,
-                std::vector<std::shared_ptr<const void>>& owned,
-                const std::shared_ptr<host_failure_sink>& failures, unique_stream& capture_stream,
-                std::span<const cudaGraphNode_t> root_dependencies) {
-  storage.reserve(plans.value_slots, plans.value_bytes);
-  nodes.reserve(plans.total_nodes);
-  lowerer l(plans, params, param_index, nodes, storage, owned, failures, capture_stream, root_dependencies);
+void lower_into(const graph_spec& spec, const check_detail::checked_plans& plans, cudaGraph_t graph,
+                const lowering_target& into, std::span<const cudaGraphNode_t> root_dependencies) {
+  into.storage.reserve(plans.value_slots, plans.value_bytes);
+  into.nodes.reserve(plans.total_nodes);
+  lowerer l(plans, into, root_dependencies);
   const native::same_device_batch batch;
   l.lower_graph(spec, graph, nullptr, "", false);
 }
 
 std::vector<void*> run_into_stream(const graph_spec& spec, const check_detail::checked_plans& plans,
-                                   std::vector<param_state>& params,
-                                   const name_map<std::uint32_t>& param_index, cudaStream_t stream,
-                                   std::vector<node_state>& nodes, value_storage& storage,
-                                   std::vector<std::shared_ptr<const void>>& owned,
-                                   const std::shared_ptr<host_failure_sink>& failures) {
-  storage.reserve(plans.value_slots, plans.value_bytes);
-  nodes.reserve(plans.total_nodes);
-  unique_stream unused;
-  lowerer l(plans, params, param_index, nodes, storage, owned, failures, unused, {},
-            std::optional<cudaStream_t>(stream));
+                                   cudaStream_t stream, const lowering_target& into) {
+  into.storage.reserve(plans.value_slots, plans.value_bytes);
+  into.nodes.reserve(plans.total_nodes);
+  lowerer l(plans, into, {}, std::optional<cudaStream_t>(stream));
   try {
     l.lower_graph(spec, nullptr, nullptr, "", false);
   } catch (...) {
