@@ -46,7 +46,7 @@ if [ "$gpu" = on ]; then device_code=true; else device_code=false; fi
 build=${BUILD_DIR:-build-coverage}
 jobs=${JOBS:-$(nproc)}
 report=$build/coverage
-options=(-Dbuildtype=debug -Dexamples=false -Dtools=false -Ddevice_code=$device_code)
+options=(-Dbuildtype=debug -Dexamples=false -Dtools=false -Dbenchmarks=false -Ddevice_code=$device_code)
 if [ "$device_code" = true ]; then
   # meson's b_coverage asks every linker for its coverage flag, and nvcc's
   # (nvlink) has none: setup fails where a target links .cu objects. So g++

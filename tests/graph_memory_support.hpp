@@ -5,7 +5,7 @@
 // concerned, but compute-sanitizer's memcheck (CUDA 13.0) then keeps the
 // freed size for the address, and reports a later, larger graph allocation
 // at that address as out of bounds; a free node it tracks correctly
-// (tools/sanitizer/freed_graph_memory_repro.cu shows both with raw CUDA).
+// (tests/sanitizer/freed_graph_memory_repro.cu shows both with raw CUDA).
 #include "cudag/builder.hpp"
 #include "cudag/exec.hpp"
 #include "cudag/handles.hpp"

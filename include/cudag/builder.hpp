@@ -364,7 +364,11 @@ class builder {
     }
   }
 
+  /// A child graph node. Given by name (a graph_spec), the child's names are
+  /// resolved where the graph is checked; given resolved (another builder's
+  /// resolve()), its dependency indices are kept and never looked up again.
   node_ref child(std::string name, graph_spec graph);
+  node_ref child(std::string name, resolved_graph graph);
   node_ref empty(std::string name);
 
   template <class E>
@@ -405,6 +409,17 @@ class builder {
                    graph_spec else_body);
   node_ref while_loop(std::string name, const condition_handle& c, graph_spec body);
   node_ref switch_case(std::string name, const condition_handle& c, std::vector<graph_spec> cases);
+  /// The same with bodies resolved (another builder's resolve()): their
+  /// dependency indices are kept, as child() keeps a resolved graph's.
+  node_ref if_then(std::string name, const condition_handle& c, resolved_graph then_body);
+  node_ref if_else(std::string name, const condition_handle& c, resolved_graph then_body,
+                   resolved_graph else_body);
+  node_ref while_loop(std::string name, const condition_handle& c, resolved_graph body);
+  /// (A template, so that `switch_case(name, c, {})` means no cases by name.)
+  template <std::same_as<resolved_graph> Resolved>
+  node_ref switch_case(std::string name, const condition_handle& c, std::vector<Resolved> cases) {
+    return add_conditional(std::move(name), conditional_kind::switch_case, c, std::move(cases));
+  }
 
   // ----------------------------------------------------------------- edges --
   void edge(const node_ref& from, const node_ref& to);
@@ -505,6 +520,12 @@ class builder {
   void unindex_last_node() noexcept;
   node_ref add_conditional(std::string name, conditional_kind kind, const condition_handle& c,
                            std::vector<graph_spec> bodies);
+  /// The same with resolved bodies: their rows are kept for resolve().
+  node_ref add_conditional(std::string name, conditional_kind kind, const condition_handle& c,
+                           std::vector<resolved_graph> bodies);
+  /// The dependencies of every graph of the tree: the top level's from the
+  /// edges, the nested graphs' as given (resolved or by name).
+  [[nodiscard]] detail::dependency_rows tree_rows() const;
 
   /// Each node's dependencies as indices, from edges_, in the order of its
   /// `deps`: `begin` (nodes + 1 entries) and `deps` as resolved_graph holds them.
@@ -513,6 +534,13 @@ class builder {
   void start_again(const std::string& graph_name);
 
   graph_spec spec_;
+  /// The rows of the nested graphs given resolved, by the node holding
+  /// them, in declaration order (a conditional's bodies' one after another).
+  struct nested_rows {
+    std::uint32_t node;
+    detail::dependency_rows rows;
+  };
+  std::vector<nested_rows> nested_rows_;
   /// Every edge added, (to << 32) | from, in the order edge() added it to
   /// `deps`: resolve() turns them into the resolved graph's indices.
   std::vector<std::uint64_t> edges_;

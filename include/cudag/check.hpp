@@ -66,7 +66,7 @@ class check_error : public error {
 /// buffer one sweep over the nodes ranked between its alloc and its users,
 /// and one between its users and its free. Random DAG of 10^6 nodes (half of
 /// them kernels) and 4 * 10^6 edges: about 0.8 s of one core of an H100 host,
-/// memory beyond the spec about 0.2x the spec's (tools/check/bench_check,
+/// memory beyond the spec about 0.2x the spec's (bench/check/bench_check,
 /// docs/bad-input.md).
 void check(const graph_spec& spec);
 

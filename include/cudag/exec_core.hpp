@@ -30,7 +30,7 @@ enum class rebind_path { none, node_setters, whole_graph_update };
 /// A rebind that touches more than this fraction of the top-level nodes (and
 /// at least whole_graph_update_minimum of them) goes through one
 /// cudaGraphExecUpdate instead of one exec setter per node. On launched
-/// executable graphs (an H100, tools/exec/bench_exec, docs/benchmarks.md)
+/// executable graphs (an H100, bench/exec/bench_exec, docs/benchmarks.md)
 /// the setters were faster at every count up to all 1000 nodes of a chain,
 /// so 1.0: never, for nodes setters can reach. Nodes inside child graphs or
 /// conditional bodies always take the whole-graph update.

@@ -53,7 +53,7 @@ class rebind_nodes {
 /// Whether a reshape (launch dimensions changed on `changed` of `top_level`
 /// nodes) should go through one whole-graph update: template setters plus
 /// cudaGraphExecUpdate beat one exec setter a node for launch changes from
-/// a few nodes on (measured in tools/family/bench_family).
+/// a few nodes on (measured in bench/family/bench_family).
 inline constexpr std::size_t reshape_update_minimum = 2;
 [[nodiscard]] constexpr bool prefer_whole_graph_update_for_reshape(std::size_t changed,
                                                                    std::size_t top_level) noexcept {

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "cudag/bindings.hpp"
+#include "cudag/resolved_graph.hpp"
 #include "cudag/spec.hpp"
 #include "dependency_plan.hpp"
 
@@ -35,8 +36,9 @@ struct checked_plans {
 }
 
 /// check(spec, bindings), returning the plans; with `resolved`, the
-/// top-level graph's dependencies as a resolved_graph gave them.
+/// dependencies of each graph of the tree as a resolved_graph gave them
+/// (graphs without rows resolved by name).
 [[nodiscard]] checked_plans check_and_plan(const graph_spec& spec, std::span<const binding> bindings,
-                                           const resolved_dependencies* resolved = nullptr);
+                                           const cudag::detail::dependency_rows* resolved = nullptr);
 
 }  // namespace cudag::check_detail

@@ -26,8 +26,11 @@ graph_view::graph_view(const graph_spec& spec, std::string path_prefix, std::str
 }
 
 graph_view::graph_view(const graph_spec& spec, const resolved_dependencies& resolved,
-                       std::string description)
-    : spec_(&spec), enclosing_(nullptr), description_(std::move(description)) {
+                       std::string path_prefix, std::string description, const graph_view* enclosing)
+    : spec_(&spec),
+      enclosing_(enclosing),
+      path_prefix_(std::move(path_prefix)),
+      description_(std::move(description)) {
   const auto count = static_cast<std::uint32_t>(size());
   names_indexed_ = false;
   find_special_nodes();

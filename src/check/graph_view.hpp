@@ -48,10 +48,10 @@ class graph_view {
   /// sharpens the message for a dependency on a node of an outer graph.
   graph_view(const graph_spec& spec, std::string path_prefix, std::string description,
              const graph_view* enclosing = nullptr);
-  /// The view of a top-level graph whose dependencies were resolved
-  /// (resolved_graph): no name is looked up; only the order is computed (and
-  /// a cycle refused).
-  graph_view(const graph_spec& spec, const resolved_dependencies& resolved, std::string description);
+  /// The view of a graph whose dependencies were resolved (resolved_graph):
+  /// no name is looked up; only the order is computed (and a cycle refused).
+  graph_view(const graph_spec& spec, const resolved_dependencies& resolved, std::string path_prefix,
+             std::string description, const graph_view* enclosing = nullptr);
 
   [[nodiscard]] const graph_spec& spec() const noexcept { return *spec_; }
   /// Out-edges of v: its dependencies, in declared order (edge index == slot).

@@ -18,13 +18,13 @@ spec_tree::spec_tree(const graph_spec& top_level) {
   add_frame(top_level, no_frame, 0, "", describe_top_level(top_level), false);
 }
 
-spec_tree::spec_tree(const graph_spec& top_level, const resolved_dependencies& resolved) {
+spec_tree::spec_tree(const graph_spec& top_level, const cudag::detail::dependency_rows& resolved) {
   add_frame(top_level, no_frame, 0, "", describe_top_level(top_level), false, &resolved);
 }
 
 void spec_tree::add_frame(const graph_spec& spec, std::size_t parent, std::size_t enclosing_node,
                           std::string prefix, std::string description, bool in_body,
-                          const resolved_dependencies* resolved) {
+                          const cudag::detail::dependency_rows* resolved) {
   const std::size_t depth = parent == no_frame ? 0 : frames_[parent]->depth + 1;
   if (depth > max_nesting) {
     // The enclosing node's path is the prefix without its final '/'.
@@ -34,9 +34,12 @@ void spec_tree::add_frame(const graph_spec& spec, std::size_t parent, std::size_
   }
   const std::size_t self = frames_.size();
   const graph_view* enclosing = parent == no_frame ? nullptr : &frames_[parent]->view;
+  // Frames are made in pre-order: this one's rows are entry `self`.
   frames_.push_back(std::make_unique<frame>(frame{
-      resolved ? graph_view(spec, *resolved, std::move(description))
-               : graph_view(spec, std::move(prefix), std::move(description), enclosing),
+      resolved && resolved->resolved(self)
+          ? graph_view(spec, resolved_dependencies{resolved->begin(self), resolved->indices(self)},
+                       std::move(prefix), std::move(description), enclosing)
+          : graph_view(spec, std::move(prefix), std::move(description), enclosing),
       parent, enclosing_node, depth, in_body, {}, {}, {}, {}, {}, {}, true}));
   frame& f = *frames_.back();
 
@@ -76,11 +79,11 @@ void spec_tree::add_frame(const graph_spec& spec, std::size_t parent, std::size_
                           {node_path});
       }
       add_frame(*child->graph, self, i, nested_prefix(node_path, n), "the child graph of '" + node_path + "'",
-                in_body);
+                in_body, resolved);
     } else if (const auto* cond = std::get_if<conditional_node>(&n.params)) {
       for (std::size_t b = 0; b < cond->bodies.size(); ++b) {
         add_frame(cond->bodies[b], self, i, nested_prefix(node_path, n, b),
-                  "the " + body_label(*cond, b) + " of '" + node_path + "'", true);
+                  "the " + body_label(*cond, b) + " of '" + node_path + "'", true, resolved);
       }
     }
   }

@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cudag/resolved_graph.hpp"
 #include "cudag/spec.hpp"
 #include "graph_view.hpp"
 
@@ -58,9 +59,10 @@ class spec_tree {
   /// problem (names, dependencies, cycles, a child without a graph, a
   /// parameter or condition declared twice in one graph, nesting too deep).
   explicit spec_tree(const graph_spec& top_level);
-  /// The same for a top-level graph whose dependencies were resolved
-  /// (resolved_graph): its names are not looked up again.
-  spec_tree(const graph_spec& top_level, const resolved_dependencies& resolved);
+  /// The same for a graph whose dependencies were resolved (resolved_graph):
+  /// the names of the graphs with rows are not looked up again; the others
+  /// (nested graphs a builder was given by name) are resolved here.
+  spec_tree(const graph_spec& top_level, const cudag::detail::dependency_rows& resolved);
 
   [[nodiscard]] std::size_t size() const noexcept { return frames_.size(); }
   [[nodiscard]] const frame& at(std::size_t index) const noexcept { return *frames_[index]; }
@@ -89,7 +91,7 @@ class spec_tree {
  private:
   void add_frame(const graph_spec& spec, std::size_t parent, std::size_t enclosing_node,
                  std::string prefix, std::string description, bool in_body,
-                 const resolved_dependencies* resolved = nullptr);
+                 const cudag::detail::dependency_rows* resolved = nullptr);
 
   std::vector<std::unique_ptr<frame>> frames_;
 };

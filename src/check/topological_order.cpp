@@ -136,7 +136,7 @@ std::vector<std::size_t> topological_order(const resolved_graph& graph) {
   const check_detail::csr_rows dependents = check_detail::reverse_csr(count, begin, deps);
   if (!check_detail::kahn_order(count, begin, dependents.begin.data(), dependents.target.data(), order)) {
     const check_detail::resolved_dependencies rows{graph.dependency_begin(), graph.dependency_indices()};
-    check_detail::graph_view(graph.spec(), rows, check_detail::describe_top_level(graph.spec()));  // throws, naming the cycle
+    check_detail::graph_view(graph.spec(), rows, "", check_detail::describe_top_level(graph.spec()));  // throws, naming the cycle
   }
   return order;
 }

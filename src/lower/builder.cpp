@@ -213,11 +213,63 @@ node_ref builder::child(std::string name, graph_spec graph) {
   return add(std::move(name), child_node{std::make_shared<const graph_spec>(std::move(graph))});
 }
 
+node_ref builder::child(std::string name, resolved_graph graph) {
+  detail::resolved_parts parts = detail::resolved_parts::take(std::move(graph));
+  node_ref n =
+      add(std::move(name), child_node{std::make_shared<const graph_spec>(std::move(parts.spec))});
+  nested_rows_.push_back({static_cast<std::uint32_t>(n.index()), std::move(parts.rows)});
+  return n;
+}
+
 node_ref builder::empty(std::string name) { return add(std::move(name), empty_node{}); }
 
 node_ref builder::add_conditional(std::string name, conditional_kind kind,
                                   const condition_handle& c, std::vector<graph_spec> bodies) {
   return add(std::move(name), conditional_node{kind, c.name, std::move(bodies)});
+}
+
+node_ref builder::add_conditional(std::string name, conditional_kind kind,
+                                  const condition_handle& c, std::vector<resolved_graph> bodies) {
+  std::vector<graph_spec> specs;
+  nested_rows rows;
+  specs.reserve(bodies.size());
+  for (resolved_graph& body : bodies) {
+    detail::resolved_parts parts = detail::resolved_parts::take(std::move(body));
+    specs.push_back(std::move(parts.spec));
+    rows.rows.add(parts.rows);
+  }
+  node_ref n = add_conditional(std::move(name), kind, c, std::move(specs));
+  rows.node = static_cast<std::uint32_t>(n.index());
+  nested_rows_.push_back(std::move(rows));
+  return n;
+}
+
+namespace {
+template <class Body>
+std::vector<Body> bodies_of(Body first) {
+  std::vector<Body> bodies;
+  bodies.push_back(std::move(first));
+  return bodies;
+}
+template <class Body>
+std::vector<Body> bodies_of(Body first, Body second) {
+  std::vector<Body> bodies;
+  bodies.push_back(std::move(first));
+  bodies.push_back(std::move(second));
+  return bodies;
+}
+}  // namespace
+
+node_ref builder::if_then(std::string name, const condition_handle& c, resolved_graph then_body) {
+  return add_conditional(std::move(name), conditional_kind::if_then, c, bodies_of(std::move(then_body)));
+}
+node_ref builder::if_else(std::string name, const condition_handle& c, resolved_graph then_body,
+                          resolved_graph else_body) {
+  return add_conditional(std::move(name), conditional_kind::if_else, c,
+                         bodies_of(std::move(then_body), std::move(else_body)));
+}
+node_ref builder::while_loop(std::string name, const condition_handle& c, resolved_graph body) {
+  return add_conditional(std::move(name), conditional_kind::while_loop, c, bodies_of(std::move(body)));
 }
 
 node_ref builder::if_then(std::string name, const condition_handle& c, graph_spec then_body) {
@@ -334,16 +386,35 @@ graph_spec builder::build() && {
   return out;
 }
 
-resolved_graph builder::resolve() const& {
-  std::vector<std::uint32_t> begin, deps;
-  write_dependencies(begin, deps);
-  return resolved_graph(spec_, std::move(begin), std::move(deps));
+detail::dependency_rows builder::tree_rows() const {
+  detail::dependency_rows rows;
+  {
+    std::vector<std::uint32_t> begin, deps;
+    write_dependencies(begin, deps);
+    rows.add(begin, deps);
+  }
+  // Without a nested graph given resolved, every nested graph is by name:
+  // past the last entry, so none needs one.
+  if (nested_rows_.empty()) return rows;
+  auto given = nested_rows_.begin();
+  for (std::uint32_t v = 0; v < spec_.nodes.size(); ++v) {
+    const node_params& p = spec_.nodes[v].params;
+    if (given != nested_rows_.end() && given->node == v) {
+      rows.add((given++)->rows);
+    } else if (const auto* child = std::get_if<child_node>(&p)) {
+      rows.add_by_name(child->graph ? detail::graphs_in_tree(*child->graph, 1) : 1);
+    } else if (const auto* cond = std::get_if<conditional_node>(&p)) {
+      for (const graph_spec& body : cond->bodies) rows.add_by_name(detail::graphs_in_tree(body, 1));
+    }
+  }
+  return rows;
 }
 
+resolved_graph builder::resolve() const& { return resolved_graph(spec_, tree_rows()); }
+
 resolved_graph builder::resolve() && {
-  std::vector<std::uint32_t> begin, deps;
-  write_dependencies(begin, deps);
-  resolved_graph out(std::move(spec_), std::move(begin), std::move(deps));
+  detail::dependency_rows rows = tree_rows();
+  resolved_graph out(std::move(spec_), std::move(rows));
   start_again(out.spec().name);
   return out;
 }
@@ -353,6 +424,7 @@ void builder::start_again(const std::string& graph_name) {
   spec_ = graph_spec();
   spec_.name = graph_name;
   edges_.clear();
+  nested_rows_.clear();
   long_list_edges_.clear();
   long_list_edge_count_ = 0;
   name_slots_.clear();

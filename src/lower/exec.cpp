@@ -129,7 +129,7 @@ std::unique_ptr<exec::impl> lower_fresh(graph_spec spec, std::span<const binding
                                         std::shared_ptr<host_failure_sink> failures,
                                         unique_graph& graph_out,
                                         std::vector<std::shared_ptr<const void>>& owned,
-                                        const check_detail::resolved_dependencies* resolved = nullptr) {
+                                        const detail::dependency_rows* resolved = nullptr) {
   auto st = std::make_unique<exec::impl>();
   st->spec = std::move(spec);
   // Checked where it will live: the plans are keyed by each graph's address.
@@ -150,7 +150,7 @@ namespace {
 
 std::unique_ptr<exec::impl> instantiate_checked(graph_spec spec, std::span<const binding> bindings,
                                                 const instantiate_options& options,
-                                                const check_detail::resolved_dependencies* resolved) {
+                                                const detail::dependency_rows* resolved) {
   exec_core core;
   unique_graph graph;
   std::vector<std::shared_ptr<const void>> owned;
@@ -177,14 +177,13 @@ exec instantiate(graph_spec spec, std::span<const binding> bindings,
 exec instantiate(resolved_graph graph, std::span<const binding> bindings,
                  const instantiate_options& options) {
   detail::resolved_parts parts = detail::resolved_parts::take(std::move(graph));
-  const check_detail::resolved_dependencies resolved{parts.dep_begin, parts.deps};
-  return exec(instantiate_checked(std::move(parts.spec), bindings, options, &resolved));
+  return exec(instantiate_checked(std::move(parts.spec), bindings, options, &parts.rows));
 }
 
 namespace {
 
 lowered_graph lower_checked(const graph_spec& spec, std::span<const binding> bindings,
-                            const check_detail::resolved_dependencies* resolved) {
+                            const detail::dependency_rows* resolved) {
   const check_detail::checked_plans plans = check_detail::check_and_plan(spec, bindings, resolved);
   std::vector<param_state> params;
   detail::name_map<std::uint32_t> index;
@@ -213,8 +212,7 @@ lowered_graph lower(const graph_spec& spec, std::span<const binding> bindings) {
 }
 
 lowered_graph lower(const resolved_graph& graph, std::span<const binding> bindings) {
-  const check_detail::resolved_dependencies resolved{graph.dependency_begin(), graph.dependency_indices()};
-  return lower_checked(graph.spec(), bindings, &resolved);
+  return lower_checked(graph.spec(), bindings, &graph.rows());
 }
 
 namespace {

@@ -99,8 +99,7 @@ verdict verdict_of(const resolved_graph& r) {
   verdict v;
   try {
     check(r);
-    const check_detail::resolved_dependencies rows{r.dependency_begin(), r.dependency_indices()};
-    const auto plans = check_detail::check_and_plan(r.spec(), std::span<const binding>{}, &rows);
+    const auto plans = check_detail::check_and_plan(r.spec(), std::span<const binding>{}, &r.rows());
     v.plan_deps = plans.at(&r.spec()).deps;
     v.plan_order = plans.at(&r.spec()).order;
   } catch (const check_error& e) {
@@ -185,19 +184,196 @@ TEST(CheckResolved, ACycleABuilderMadeIsRefusedNamingIt) {
   EXPECT_EQ(verdict_of(r).order_error, by_name.error);
 }
 
-TEST(CheckResolved, NestedGraphsAreCheckedByNameInsideAResolvedOne) {
-  // The stage of the design: a child graph's names are resolved when it is
-  // checked, so its faults are found from the resolved top level too.
-  graph_spec inner = graph({empty("x"), empty("y", {"ghost"})});
-  graph_spec top = graph({empty("first"), make_node("stage", child_node{std::make_shared<graph_spec>(inner)}, {"first"})});
-  const resolved_graph r = resolve(top);
-  try {
-    check(r);
-    FAIL() << "the child's unknown dependency was not found";
-  } catch (const check_error& e) {
-    EXPECT_EQ(std::string(e.what()), verdict_of(top).error);
-    EXPECT_EQ(e.nodes(), (std::vector<std::string>{"stage/y", "stage/ghost"}));
+// Every graph of a spec in the pre-order check() visits them in: a graph,
+// then for each of its nodes in declaration order the graphs nested in it (a
+// child's graph; a conditional's bodies in order), each followed by its own.
+// Written here independently of the library.
+void collect_pre_order(const graph_spec& g, std::vector<const graph_spec*>& out) {
+  out.push_back(&g);
+  for (const node& n : g.nodes) {
+    if (const auto* c = std::get_if<child_node>(&n.params)) collect_pre_order(*c->graph, out);
+    if (const auto* c = std::get_if<conditional_node>(&n.params))
+      for (const graph_spec& body : c->bodies) collect_pre_order(body, out);
   }
+}
+std::vector<const graph_spec*> pre_order(const graph_spec& g) {
+  std::vector<const graph_spec*> out;
+  collect_pre_order(g, out);
+  return out;
+}
+
+/// A top level with a child graph (which holds an if node) and an if_else
+/// node, each nested graph declared out of dependency order.
+graph_spec nested_spec() {
+  graph_spec inner_body = graph({empty("q", {"p"}), empty("p")});
+  graph_spec inner = graph({empty("y", {"x"}), empty("x"),
+                            make_node("maybe", conditional(conditional_kind::if_then, "go",
+                                                           {std::move(inner_body)}),
+                                      {"y"})},
+                           {}, {condition_decl{"go"}});
+  graph_spec then_body = graph({empty("t2", {"t1"}), empty("t1")});
+  graph_spec else_body = graph({empty("e1"), empty("e3", {"e1", "e2"}), empty("e2", {"e1"})});
+  std::vector<graph_spec> bodies;
+  bodies.push_back(std::move(then_body));
+  bodies.push_back(std::move(else_body));
+  return graph({empty("first"),
+                make_node("stage", child_node{std::make_shared<graph_spec>(std::move(inner))}, {"first"}),
+                make_node("branch", conditional(conditional_kind::if_else, "pick", std::move(bodies)),
+                          {"stage"})},
+               {}, {condition_decl{"pick"}});
+}
+
+/// Each graph of `r`'s tree has rows, and they, and the plans made from
+/// them, are each graph's right indices.
+void expect_every_graph_resolved(const resolved_graph& r) {
+  const std::vector<const graph_spec*> graphs = pre_order(r.spec());
+  ASSERT_EQ(r.rows().graph_count(), graphs.size());
+  const auto plans = check_detail::check_and_plan(r.spec(), std::span<const binding>{}, &r.rows());
+  for (std::size_t f = 0; f < graphs.size(); ++f) {
+    ASSERT_TRUE(r.rows().resolved(f)) << "graph " << f;
+    const std::span<const std::uint32_t> rows = r.rows().indices(f);
+    EXPECT_EQ(std::vector<std::uint32_t>(rows.begin(), rows.end()), right_indices(*graphs[f]))
+        << "graph " << f;
+    EXPECT_EQ(plans.at(graphs[f]).deps, right_indices(*graphs[f])) << "graph " << f;
+  }
+}
+
+TEST(CheckResolved, EveryNestedGraphIsResolvedInTheOrderCheckVisitsThem) {
+  const graph_spec spec = nested_spec();
+  const resolved_graph r = resolve(spec);
+  ASSERT_EQ(pre_order(r.spec()).size(), 5u);  // top, stage, maybe's body, then, else
+  expect_every_graph_resolved(r);
+  // The nested orders are the by-name plans' too.
+  const auto by_name = check_detail::check_and_plan(spec, std::span<const binding>{});
+  const auto resolved = check_detail::check_and_plan(r.spec(), std::span<const binding>{}, &r.rows());
+  const std::vector<const graph_spec*> named = pre_order(spec), rows = pre_order(r.spec());
+  for (std::size_t f = 0; f < named.size(); ++f)
+    EXPECT_EQ(resolved.at(rows[f]).order, by_name.at(named[f]).order) << "graph " << f;
+}
+
+TEST(CheckResolved, ResolveRefusesANestedGraphsFaultWithCheckTextAndNodes) {
+  std::vector<graph_spec> bad;
+  graph_spec unknown = nested_spec();  // in the child graph
+  std::get<child_node>(unknown.nodes[1].params).graph =
+      std::make_shared<graph_spec>(graph({empty("x"), empty("y", {"ghost"})}));
+  bad.push_back(std::move(unknown));
+  graph_spec cycle = nested_spec();  // in the else-body
+  std::get<conditional_node>(cycle.nodes[2].params).bodies[1].nodes[0].deps = {"e3"};
+  bad.push_back(std::move(cycle));
+  graph_spec deep = nested_spec();  // in the body nested in the child graph
+  auto inner = std::make_shared<graph_spec>(*std::get<child_node>(deep.nodes[1].params).graph);
+  std::get<conditional_node>(inner->nodes[2].params).bodies[0].nodes[1].name = "q";
+  std::get<child_node>(deep.nodes[1].params).graph = inner;
+  bad.push_back(std::move(deep));
+  for (std::size_t i = 0; i < bad.size(); ++i) {
+    const verdict plain = verdict_of(bad[i]);
+    ASSERT_FALSE(plain.error.empty()) << "case " << i;
+    ASSERT_NE(plain.nodes.front().find('/'), std::string::npos) << "case " << i << ": " << plain.error;
+    try {
+      (void)resolve(bad[i]);
+      ADD_FAILURE() << "case " << i << " was resolved";
+    } catch (const check_error& e) {
+      EXPECT_EQ(std::string(e.what()), plain.error) << "case " << i;
+      EXPECT_EQ(e.nodes(), plain.nodes) << "case " << i;
+    }
+  }
+}
+
+/// The builder's version of nested_spec(): each nested graph made by a
+/// builder of its own, handed on resolved where `resolved` says so.
+resolved_graph built_nested(bool child_resolved, bool bodies_resolved) {
+  builder inner_body("maybe_body");
+  auto q = inner_body.empty("q");
+  auto p = inner_body.empty("p");
+  inner_body.edge(p, q);
+  builder inner("stage");
+  auto go = inner.condition("go");
+  auto y = inner.empty("y");
+  auto x = inner.empty("x");
+  inner.edge(x, y);
+  auto maybe = bodies_resolved ? inner.if_then("maybe", go, std::move(inner_body).resolve())
+                               : inner.if_then("maybe", go, std::move(inner_body).build());
+  inner.edge(y, maybe);
+  builder then_body("then");
+  auto t2 = then_body.empty("t2");  // declared before the node it depends on
+  auto t1 = then_body.empty("t1");
+  then_body.edge(t1, t2);
+  builder else_body("else");
+  auto e1 = else_body.empty("e1");
+  auto e3 = else_body.empty("e3");
+  auto e2 = else_body.empty("e2");
+  else_body.edge(e1, e3);
+  else_body.edge(e2, e3);
+  else_body.edge(e1, e2);
+  builder b("top");
+  auto pick = b.condition("pick");
+  auto first = b.empty("first");
+  auto stage = child_resolved ? b.child("stage", std::move(inner).resolve())
+                              : b.child("stage", std::move(inner).build());
+  auto branch = bodies_resolved
+                    ? b.if_else("branch", pick, std::move(then_body).resolve(), std::move(else_body).resolve())
+                    : b.if_else("branch", pick, std::move(then_body).build(), std::move(else_body).build());
+  b.chain(first, stage, branch);
+  return std::move(b).resolve();
+}
+
+TEST(CheckResolved, ABuilderKeepsTheRowsOfTheNestedGraphsItIsGivenResolved) {
+  expect_every_graph_resolved(built_nested(true, true));
+  // Given by name, a nested graph has no rows: it is resolved when checked;
+  // the rows of those given resolved stay where check() looks for them.
+  for (const bool child_resolved : {false, true}) {
+    for (const bool bodies_resolved : {false, true}) {
+      const resolved_graph r = built_nested(child_resolved, bodies_resolved);
+      const std::vector<const graph_spec*> graphs = pre_order(r.spec());
+      ASSERT_EQ(graphs.size(), 5u);
+      // top, stage, maybe's body, then, else: which have rows
+      const bool expected[] = {true, child_resolved, child_resolved && bodies_resolved, bodies_resolved,
+                               bodies_resolved};
+      const auto plans = check_detail::check_and_plan(r.spec(), std::span<const binding>{}, &r.rows());
+      for (std::size_t f = 0; f < graphs.size(); ++f) {
+        EXPECT_EQ(r.rows().resolved(f), expected[f])
+            << "graph " << f << " child " << child_resolved << " bodies " << bodies_resolved;
+        EXPECT_EQ(plans.at(graphs[f]).deps, right_indices(*graphs[f])) << "graph " << f;
+      }
+      EXPECT_EQ(verdict_of(r), verdict_of(r.spec()));
+    }
+  }
+}
+
+TEST(CheckResolved, ACycleInABodyABuilderMadeIsRefusedNamingItsPath) {
+  builder body("iteration");
+  auto a = body.empty("a");
+  auto c = body.empty("c");
+  body.chain(a, c);
+  body.edge(c, a);
+  builder b("loop");
+  auto go = b.condition("go");
+  b.while_loop("loop", go, std::move(body).resolve());
+  const resolved_graph r = std::move(b).resolve();
+  ASSERT_TRUE(r.rows().resolved(1));
+  const verdict v = verdict_of(r);
+  EXPECT_EQ(v.error, verdict_of(r.spec()).error);
+  EXPECT_NE(v.error.find("loop/a"), std::string::npos) << v.error;
+}
+
+TEST(CheckResolved, NoGraphWithRowsHasItsDependencyNamesLookedUp) {
+  // Rows and names made to disagree, which only the engine's own access
+  // can do: every graph with rows is planned from its rows.
+  const graph_spec spec = nested_spec();
+  const std::vector<const graph_spec*> named = pre_order(spec);
+  detail::resolved_parts parts = detail::resolved_parts::take(resolve(spec));
+  parts.spec.nodes[1].deps = {"ghost"};                                       // top level
+  auto& else_body = std::get<conditional_node>(parts.spec.nodes[2].params).bodies[1];
+  else_body.nodes[1].deps = {"gone", "missing"};                              // a body
+  auto inner = std::make_shared<graph_spec>(*std::get<child_node>(parts.spec.nodes[1].params).graph);
+  inner->nodes[0].deps = {"nowhere"};                                         // a child graph
+  std::get<child_node>(parts.spec.nodes[1].params).graph = inner;
+  const auto plans = check_detail::check_and_plan(parts.spec, std::span<const binding>{}, &parts.rows);
+  const std::vector<const graph_spec*> changed = pre_order(parts.spec);
+  for (std::size_t f = 0; f < changed.size(); ++f)
+    EXPECT_EQ(plans.at(changed[f]).deps, right_indices(*named[f])) << "graph " << f;
+  // Without the rows, the same spec is refused by name.
+  EXPECT_THROW((void)check_detail::check_and_plan(parts.spec, std::span<const binding>{}), check_error);
 }
 
 }  // namespace

@@ -315,8 +315,7 @@ TEST(CheckStructure, LargeGraphsMatchTheOracleDeclaredInAnyOrder) {
       EXPECT_EQ(std::vector<std::uint32_t>(r.dependency_indices().begin(), r.dependency_indices().end()),
                 expected_deps);
       EXPECT_EQ(topological_order(r), expected);
-      const check_detail::resolved_dependencies rows{r.dependency_begin(), r.dependency_indices()};
-      const auto resolved = check_detail::check_and_plan(r.spec(), std::span<const binding>{}, &rows);
+      const auto resolved = check_detail::check_and_plan(r.spec(), std::span<const binding>{}, &r.rows());
       EXPECT_EQ(resolved.at(&r.spec()).deps, expected_deps);
       EXPECT_EQ(resolved.at(&r.spec()).order, std::vector<std::uint32_t>(expected.begin(), expected.end()));
     }

@@ -9,7 +9,7 @@ cp "$source_root"/tests/consumer/{meson.build,consumer.cpp} "$work"/
 mkdir -p "$work/subprojects"
 ln -s "$source_root" "$work/subprojects/cudag"
 cd "$work"
-meson setup build -Dcudag:tests=false -Dcudag:examples=false -Dcudag:tools=false \
+meson setup build -Dcudag:tests=false -Dcudag:examples=false -Dcudag:tools=false -Dcudag:benchmarks=false \
   -Dcudag:device_code=false >setup.log 2>&1 || { cat setup.log; exit 1; }
 ninja -C build consumer >build.log 2>&1 || { cat build.log; exit 1; }
 ./build/consumer

@@ -3,7 +3,7 @@
 # says ("Using cudag from meson"), with this checkout as its subproject
 # 'cudag' and no cudag option set. Asserts that
 #   - cudag builds its library alone: the whole build is at most 40 ninja
-#     steps (297 when a subproject built cudag's tests, examples and tools);
+#     steps (297 when a subproject built cudag's tests, examples, tools and benchmarks);
 #   - the application's .cu file, which uses the DSL, compiles with what
 #     dependency('cudag') carries (nvcc's --expt-relaxed-constexpr under
 #     GCC), and the program runs (no GPU needed);

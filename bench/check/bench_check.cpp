@@ -1,0 +1,219 @@
+// Times the check layer on a random DAG (every other node a kernel reading
+// two parameters and a literal): check(), topological_order(), analyze()
+// without and with redundant edges, redundant_edges() alone; then check() of
+// the same DAG with buffer lifetimes added (alloc, two users, free per
+// buffer), which exercises the buffer-ordering pass; then check() of a chain
+// of 1000 kernel nodes, the shape of a graph built from nothing, and
+// check_detail::check_and_plan() of it (what lowering calls).
+//
+// Memory: for each call, the peak resident set during the call minus the
+// resident set before it (Linux: /proc/self/clear_refs resets the peak), next
+// to the size of the spec itself (resident set growth while it was built).
+//
+// Huge pages: a spec of a million nodes is hundreds of MiB of small heap
+// blocks (each node's dependency list is its own), which the checks read
+// once each; in 4 KiB pages nearly every list is a TLB miss, and under a
+// hypervisor a page walk costs more than the rest of the read. The program
+// prints how much of its memory is in huge pages: run it with
+// GLIBC_TUNABLES=glibc.malloc.hugetlb=1 (glibc 2.35 and later, transparent
+// huge pages in "madvise" or "always" mode) to put the heap, and so the
+// spec, there, as a program that builds graphs this large would.
+//
+// Times are the median thread CPU time of the calls (wall-clock with --wall).
+// Usage: bench_check [--wall] [nodes=100000] [edges=400000] [repeats=7] [seed=1]
+//                    [buffers=10000] [kernel_every=2] [redundant=1]
+// Redundant-edge analysis is skipped (and said so) when its cost is over
+// analyze_options' default limit.
+#include <malloc.h>
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "../../src/check/checked_plan.hpp"
+#include "cudag/bindings.hpp"
+#include "cudag/check.hpp"
+#include "../../tools/check/random_dag.hpp"
+
+namespace {
+
+// CPU time of this thread, in ms: on a shared machine, what the call itself
+// cost, without the time other processes held the core.
+double thread_cpu_ms() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) * 1e-6;
+}
+
+// Median thread CPU time of `repeats` calls (wall-clock time with --wall).
+bool use_wall_clock = false;
+double median_ms(int repeats, const std::function<void()>& work) {
+  std::vector<double> times;
+  for (int i = 0; i < repeats; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    const double cpu_start = thread_cpu_ms();
+    work();
+    times.push_back(use_wall_clock ? std::chrono::duration<double, std::milli>(
+                                         std::chrono::steady_clock::now() - start)
+                                         .count()
+                                   : thread_cpu_ms() - cpu_start);
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+// "VmRSS" or "VmHWM" of this process in MiB; -1 where /proc is not there.
+double status_mib(const char* field) {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  const std::string prefix = std::string(field) + ":";
+  while (std::getline(status, line))
+    if (line.rfind(prefix, 0) == 0) return std::strtod(line.c_str() + prefix.size(), nullptr) / 1024;
+  return -1;
+}
+
+// "AnonHugePages" of the whole process in MiB (Linux >= 4.14); -1 elsewhere.
+double huge_page_mib() {
+  std::ifstream rollup("/proc/self/smaps_rollup");
+  std::string line;
+  while (std::getline(rollup, line))
+    if (line.rfind("AnonHugePages:", 0) == 0) return std::strtod(line.c_str() + 14, nullptr) / 1024;
+  return -1;
+}
+
+// Resets the peak resident set to the current one (Linux >= 4.0).
+bool reset_peak() {
+  malloc_trim(0);
+  std::ofstream clear("/proc/self/clear_refs");
+  clear << "5";
+  clear.flush();
+  return static_cast<bool>(clear);
+}
+
+// Extra peak memory of one call, in MiB (-1 where it cannot be measured).
+double extra_peak_mib(const std::function<void()>& work) {
+  if (!reset_peak()) return -1;
+  const double before = status_mib("VmRSS");
+  work();
+  return status_mib("VmHWM") - before;
+}
+
+void report(const char* what, double ms, double extra_mib, double spec_mib) {
+  std::printf("%-34s %10.2f ms", what, ms);
+  if (extra_mib >= 0 && spec_mib > 0)
+    std::printf("   peak +%7.1f MiB (%.2fx the spec)", extra_mib, extra_mib / spec_mib);
+  std::printf("\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "--wall") {
+    use_wall_clock = true;
+    --argc;
+    ++argv;
+  }
+  const std::size_t nodes = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 100000;
+  const std::size_t edges = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 400000;
+  const int repeats = argc > 3 ? std::atoi(argv[3]) : 7;
+  const std::uint64_t seed = argc > 4 ? std::strtoull(argv[4], nullptr, 10) : 1;
+  const std::size_t buffers = argc > 5 ? std::strtoull(argv[5], nullptr, 10) : 10000;
+  const std::size_t kernel_every = argc > 6 ? std::strtoull(argv[6], nullptr, 10) : 2;
+  const bool time_redundant = argc > 7 ? std::atoi(argv[7]) != 0 : true;
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each line as it is measured
+
+  // First, on a fresh heap: the small end.
+  {
+    cudag::graph_spec chain = cudag::tools::kernel_chain(1000);
+    constexpr int calls = 200;
+    const double ms = median_ms(std::max(repeats, 11), [&] {
+      for (int i = 0; i < calls; ++i) cudag::check(chain);
+    });
+    std::printf("%-34s %10.4f ms a call (median of batches of %d)\n", "check of a 1000-kernel chain",
+                ms / calls, calls);
+    const cudag::resolved_graph resolved = cudag::resolve(chain);  // as a builder gives it
+    const double resolved_ms = median_ms(std::max(repeats, 11), [&] {
+      for (int i = 0; i < calls; ++i) cudag::check(resolved);
+    });
+    std::printf("%-34s %10.4f ms a call (median of batches of %d)\n", "  the same, resolved",
+                resolved_ms / calls, calls);
+    // What lowering calls: check() with bindings, returning each graph's plan.
+    float* x = nullptr;
+    const cudag::binding binds[] = {cudag::bind("x", x), cudag::bind("n", 1)};
+    const double plan_ms = median_ms(std::max(repeats, 11), [&] {
+      for (int i = 0; i < calls; ++i) (void)cudag::check_detail::check_and_plan(chain, binds);
+    });
+    std::printf("%-34s %10.4f ms a call (median of batches of %d)\n",
+                "check_and_plan of the same chain", plan_ms / calls, calls);
+  }
+
+  reset_peak();
+  const double rss_before = status_mib("VmRSS");
+  cudag::graph_spec spec = cudag::tools::random_dag(nodes, edges, seed);
+  cudag::tools::make_kernel_nodes(spec, kernel_every);
+  malloc_trim(0);
+  const double spec_mib = status_mib("VmRSS") - rss_before;
+  std::printf("random DAG: %zu nodes (every %zu a kernel), %zu edges, seed %llu, median %s of %d runs\n",
+              nodes, kernel_every, edges, static_cast<unsigned long long>(seed),
+              use_wall_clock ? "wall-clock time" : "thread CPU time", repeats);
+  std::printf("spec: %.1f MiB resident\n", spec_mib);
+  const char* tunables = std::getenv("GLIBC_TUNABLES");
+  std::printf("process memory in huge pages: %.1f MiB (GLIBC_TUNABLES=%s)\n", huge_page_mib(),
+              tunables ? tunables : "");
+
+  std::size_t sink = 0;  // keeps results observable so no call is optimised away
+  report("check", median_ms(repeats, [&] { cudag::check(spec); }),
+         extra_peak_mib([&] { cudag::check(spec); }), spec_mib);
+  report("topological_order",
+         median_ms(repeats, [&] { sink += cudag::topological_order(spec).size(); }),
+         extra_peak_mib([&] { sink += cudag::topological_order(spec).size(); }), spec_mib);
+  // The same graph resolved once (as a builder's resolve() gives it): no
+  // name looked up. The resolved rows (4 bytes a dependency and a node) are
+  // counted in its size here; resolve() itself is timed too, on a copy.
+  {
+    report("resolve (a copy of the spec)",
+           median_ms(repeats, [&] { sink += cudag::resolve(spec).size(); }),
+           extra_peak_mib([&] { sink += cudag::resolve(spec).size(); }), spec_mib);
+    cudag::resolved_graph resolved = cudag::resolve(std::move(spec));
+    const double resolved_mib =
+        spec_mib + static_cast<double>(resolved.dependency_indices().size() + resolved.size()) * 4 / (1 << 20);
+    report("check (resolved)", median_ms(repeats, [&] { cudag::check(resolved); }),
+           extra_peak_mib([&] { cudag::check(resolved); }), resolved_mib);
+    report("topological_order (resolved)",
+           median_ms(repeats, [&] { sink += cudag::topological_order(resolved).size(); }),
+           extra_peak_mib([&] { sink += cudag::topological_order(resolved).size(); }), resolved_mib);
+    spec = cudag::detail::resolved_parts::take(std::move(resolved)).spec;
+  }
+  report("analyze (no redundant edges)",
+         median_ms(repeats, [&] { sink += cudag::analyze(spec, {.redundant_edges = false}).width; }),
+         extra_peak_mib([&] { sink += cudag::analyze(spec, {.redundant_edges = false}).width; }),
+         spec_mib);
+  std::size_t redundant = 0;
+  cudag::graph_analysis full;
+  try {
+    if (!time_redundant) throw cudag::error("not timed (redundant=0)");
+    report("redundant_edges",
+           median_ms(repeats, [&] { redundant = cudag::redundant_edges(spec).size(); }),
+           extra_peak_mib([&] { redundant = cudag::redundant_edges(spec).size(); }), spec_mib);
+    report("analyze (all)", median_ms(repeats, [&] { full = cudag::analyze(spec); }),
+           extra_peak_mib([&] { full = cudag::analyze(spec); }), spec_mib);
+  } catch (const cudag::error& e) {
+    std::printf("redundant edges skipped: %s\n", e.what());
+    full = cudag::analyze(spec, {.redundant_edges = false});
+  }
+  {
+    cudag::graph_spec with_buffers = spec;
+    cudag::tools::add_buffer_lifetimes(with_buffers, buffers, seed + 1);
+    const std::string what = "check with " + std::to_string(buffers) + " buffers";
+    report(what.c_str(), median_ms(repeats, [&] { cudag::check(with_buffers); }), -1, 0);
+  }
+  std::printf("critical path %zu nodes, width %zu, %zu redundant edges (%zu)\n",
+              full.critical_path, full.width, redundant, sink % 2);
+  return 0;
+}

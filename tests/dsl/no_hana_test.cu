@@ -1,0 +1,2 @@
+// no_hana_test.cpp compiled by nvcc: no Boost.Hana header under nvcc either.
+#include "no_hana_test.cpp"
