@@ -9,8 +9,8 @@
 
 namespace {
 
-using cudag::dsl::get;
-using cudag::dsl::make_chunked_tuple;
+using cudag::dsl::detail::get;
+using cudag::dsl::detail::make_chunked_tuple;
 
 template <int K>
 struct tagged {
@@ -54,8 +54,8 @@ TEST(ChunkedTuple, ElementsOfMixedTypesKeepTheirValuesAcrossChunks) {
 }
 
 TEST(ChunkedTuple, ValueInitialisedElementsAreZero) {
-  const cudag::dsl::chunked_tuple<int, double, pair_like, int, int, int, int, int, int, int, int,
-                                  int, int, int, int, int, int, long>
+  const cudag::dsl::detail::chunked_tuple<int, double, pair_like, int, int, int, int, int, int, int,
+                                          int, int, int, int, int, int, int, long>
       t{};
   EXPECT_EQ(get<0>(t), 0);
   EXPECT_EQ(get<2>(t).a, 0);

@@ -505,8 +505,8 @@ constexpr auto twin_nested_views = graph(
 /// The nested graphs a node hands graph()'s walk, as the text joining the
 /// node's name to each graph's paths.
 template <class Node>
-constexpr text_buffer<64> nested_suffixes(const Node& node) {
-  text_buffer<64> out;
+constexpr cudag::dsl::detail::text_buffer<64> nested_suffixes(const Node& node) {
+  cudag::dsl::detail::text_buffer<64> out;
   node.body.for_each_nested_graph([&](const auto&, std::string_view suffix) { out << suffix << ";"; });
   return out;
 }

@@ -47,15 +47,17 @@ static_assert(saxpy.shape.names[saxpy.shape.deps[1]] == "scale");
 // updates exactly these).
 using saxpy_type = std::remove_const_t<decltype(saxpy)>;
 // (Entries by creation rank: saxpy's order is its declaration order.)
-using x_readers = rebind_readers<saxpy_type, name_hash("x")>;
+using x_readers = detail::rebind_readers<saxpy_type, detail::name_hash("x")>;
 static_assert(x_readers::entries.size() == 2);
 static_assert(x_readers::entries[0].rank == 1 && x_readers::entries[1].rank == 2);
-using y_readers = rebind_readers<saxpy_type, name_hash("y")>;
+using y_readers = detail::rebind_readers<saxpy_type, detail::name_hash("y")>;
 static_assert(y_readers::entries[0].rank == 0 && y_readers::entries[1].rank == 2);
-static_assert(rebind_readers<saxpy_type, name_hash("n")>::entries.size() == 2);  // grid and argument
-static_assert(rebind_readers<saxpy_type, name_hash("absent")>::entries.size() == 0);
+static_assert(detail::rebind_readers<saxpy_type, detail::name_hash("n")>::entries.size() ==
+              2);  // grid and argument
+static_assert(detail::rebind_readers<saxpy_type, detail::name_hash("absent")>::entries.size() == 0);
 // Two parameters at once: the union, each entry saying which it reads.
-using xy_readers = rebind_readers<saxpy_type, name_hash("x"), name_hash("y")>;
+using xy_readers =
+    detail::rebind_readers<saxpy_type, detail::name_hash("x"), detail::name_hash("y")>;
 static_assert(xy_readers::entries.size() == 3);
 static_assert(!xy_readers::entries[0].reads[0] && xy_readers::entries[0].reads[1]);  // clear_y: y
 static_assert(xy_readers::entries[1].reads[0] && !xy_readers::entries[1].reads[1]);  // scale: x
@@ -89,8 +91,10 @@ static_assert(diamond_table_graph.shape.names[diamond_table_graph.shape.order[3]
 static_assert(decltype(edges<"a -> b -> c", "a -> c">)::count == 3);
 static_assert(decltype(edges<"a -> b -> c", "a -> c">)::pairs[1].from == "b");
 static_assert(decltype(edges<"a -> b -> c", "a -> c">)::pairs[2].to == "c");
-static_assert(split_arrow_path("a -> ", nullptr) == 0 && split_arrow_path("a", nullptr) == 0 &&
-              split_arrow_path("->b", nullptr) == 0 && split_arrow_path("a->b", nullptr) == 2);
+static_assert(detail::split_arrow_path("a -> ", nullptr) == 0 &&
+              detail::split_arrow_path("a", nullptr) == 0 &&
+              detail::split_arrow_path("->b", nullptr) == 0 &&
+              detail::split_arrow_path("a->b", nullptr) == 2);
 
 std::vector<std::string> names_of(const cudag::graph_spec& spec) {
   std::vector<std::string> out;

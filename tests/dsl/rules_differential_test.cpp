@@ -79,7 +79,7 @@
 
 namespace {
 
-namespace dsl = cudag::dsl;
+namespace dsl = cudag::dsl::detail;  // the shape rules are the DSL's internals
 using cudag::conditional_kind;
 using cudag::node_kind;
 using dsl::ref_kind;
@@ -1479,7 +1479,7 @@ inline void scale(float* x, float a, int n) { (void)x, (void)a, (void)n; }
 inline void set_flag(cudaGraphConditionalHandle h) { (void)h; }
 
 template <class... Items>
-using shape_of = dsl::graph_t<std::remove_cvref_t<Items>...>;
+using shape_of = cudag::dsl::graph_t<std::remove_cvref_t<Items>...>;
 
 template <class A, class B>
 bool same_range(const A& a, const B& b) {
@@ -1545,7 +1545,7 @@ TEST(RulesDifferential, RunTimeRulesComputeTheCompilersShape) {
                          decltype(child<"drop">(releases)), decltype(edge<"alloc_tmp", "use_tmp">),
                          decltype(chain<"use_tmp", "drop", "loop", "late">),
                          decltype(edge<"alloc_tmp", "use_tmp">)>;
-  static_assert(valid::shape.problem == shape_problem::none);
+  static_assert(valid::shape.problem == dsl::shape_problem::none);
   static_assert(valid::shape.orphan_free.size == 0 && valid::shape.untested_condition.size == 0);
   expect_same_shape<valid>("valid");
 
@@ -1553,7 +1553,7 @@ TEST(RulesDifferential, RunTimeRulesComputeTheCompilersShape) {
                          decltype(kernel<"n8", scale>(1, 32, x, 2.0f, n)),
                          decltype(kernel<"n16", scale>(1, 32, x, 2.0f, n)),
                          decltype(chain<"n1", "n8", "n16">), decltype(edge<"n16", "n8">)>;
-  static_assert(cycle::shape.problem == shape_problem::cycle);
+  static_assert(cycle::shape.problem == dsl::shape_problem::cycle);
   expect_same_shape<cycle>("cycle");
 
   using late_use = shape_of<decltype(mem_alloc<"alloc_tmp">(tmp, 256)),
@@ -1561,19 +1561,19 @@ TEST(RulesDifferential, RunTimeRulesComputeTheCompilersShape) {
                             decltype(mem_free<"free_tmp">(tmp)),
                             decltype(kernel<"late", scale>(1, 32, tmp, 1.0f, n)),
                             decltype(chain<"alloc_tmp", "use_tmp", "free_tmp", "late">)>;
-  static_assert(late_use::shape.problem == shape_problem::buffer_outside_lifetime);
+  static_assert(late_use::shape.problem == dsl::shape_problem::buffer_outside_lifetime);
   expect_same_shape<late_use>("buffer used after its free");
 
   using freed_twice =
       shape_of<decltype(mem_alloc<"alloc_tmp">(tmp, 256)), decltype(mem_free<"free_a">(tmp)),
                decltype(child<"free_b">(releases)), decltype(edge<"alloc_tmp", "free_a">)>;
-  static_assert(freed_twice::shape.problem == shape_problem::buffer_freed_twice);
+  static_assert(freed_twice::shape.problem == dsl::shape_problem::buffer_freed_twice);
   expect_same_shape<freed_twice>("freed twice, once inside a child");
 
   constexpr auto nested = graph(while_loop<"again">(more, body));
   using tested_twice = shape_of<decltype(while_loop<"loop">(more, body)),
                                 decltype(child<"inner">(nested)), decltype(edge<"loop", "inner">)>;
-  static_assert(tested_twice::shape.problem == shape_problem::condition_tested_twice);
+  static_assert(tested_twice::shape.problem == dsl::shape_problem::condition_tested_twice);
   expect_same_shape<tested_twice>("condition tested twice");
 
   // Judged at the top level only: a free of a buffer no node allocates, a
@@ -1582,7 +1582,7 @@ TEST(RulesDifferential, RunTimeRulesComputeTheCompilersShape) {
       shape_of<decltype(kernel<"decide", set_flag>(1, 1, more)),
                decltype(kernel<"read", scale>(1, 32, buffer<"nowhere", float>, 1.0f, n)),
                decltype(mem_free<"release">(tmp)), decltype(edge<"decide", "release">)>;
-  static_assert(top_level::shape.problem == shape_problem::none);
+  static_assert(top_level::shape.problem == dsl::shape_problem::none);
   static_assert(top_level::shape.orphan_free.size != 0 &&
                 top_level::shape.untested_condition.size != 0 &&
                 top_level::shape.unallocated_use.size != 0);
@@ -1591,18 +1591,18 @@ TEST(RulesDifferential, RunTimeRulesComputeTheCompilersShape) {
 #ifndef CUDAG_TEST_UNDEFINED_SANITIZER  // see tests/dsl/meson.build
   using two_types = shape_of<decltype(memset<"clear_f">(param<"data", float*>, 0, 16)),
                              decltype(memset<"clear_i">(param<"data", int*>, 0, 16))>;
-  static_assert(two_types::shape.problem == shape_problem::parameter_type_conflict);
+  static_assert(two_types::shape.problem == dsl::shape_problem::parameter_type_conflict);
   expect_same_shape<two_types>("parameter of two types");
 #endif
 
   using unknown =
       shape_of<decltype(kernel<"n10", scale>(1, 32, x, 2.0f, n)), decltype(edge<"n10", "n_typo">)>;
-  static_assert(unknown::shape.problem == shape_problem::unknown_node_in_edge);
+  static_assert(unknown::shape.problem == dsl::shape_problem::unknown_node_in_edge);
   expect_same_shape<unknown>("unknown node in an edge");
 
   using twice = shape_of<decltype(kernel<"same", scale>(1, 32, x, 2.0f, n)),
                          decltype(kernel<"same", scale>(1, 32, x, 3.0f, n))>;
-  static_assert(twice::shape.problem == shape_problem::duplicate_node);
+  static_assert(twice::shape.problem == dsl::shape_problem::duplicate_node);
   expect_same_shape<twice>("duplicate name");
 }
 

@@ -35,6 +35,7 @@ void name_everything(cudag::native::recorder& rec) {
 }
 
 namespace dsl = cudag::dsl;
+using cudag::dsl::detail::function_name_of;  // the name the DSL gives a kernel
 constexpr auto q = dsl::param<"q", float*>;
 constexpr auto out = dsl::param<"out", float*>;
 constexpr auto seq = dsl::param<"seq", int>;
@@ -66,13 +67,13 @@ cudag::graph_spec family_by_builder() {
                                .follow(launch_dim::grid_y, pbatch)
                                .follow(launch_dim::block_x, pseq, 1, 4)
                                .follow(launch_dim::shared_bytes, pseq, 4);
-  auto attn = b.kernel("attn", cudag::kernel_of(&attend, std::string(dsl::function_name_of<attend>())),
+  auto attn = b.kernel("attn", cudag::kernel_of(&attend, std::string(function_name_of<attend>())),
                        attn_launch, pq, pout, pseq, pbatch);
   auto norm = b.kernel("norm",
-                       cudag::kernel_of(&normalize, std::string(dsl::function_name_of<normalize>())),
+                       cudag::kernel_of(&normalize, std::string(function_name_of<normalize>())),
                        cudag::launch(dim3(4), dim3(256)).follow(launch_dim::grid_y, pbatch, 1, 16),
                        pout, pseq, pbatch);
-  auto sc = b.kernel("scale", cudag::kernel_of(&scale, std::string(dsl::function_name_of<scale>())),
+  auto sc = b.kernel("scale", cudag::kernel_of(&scale, std::string(function_name_of<scale>())),
                      cudag::launch_over(pseq, 256), pout, 0.5f, pseq);
   b.chain(attn, norm, sc);
   return b.build();
@@ -119,7 +120,7 @@ TEST(DslShapeRules, AParameterAloneIsARuleInX) {
   auto pbatch = b.param<int>("batch");
   auto pout = b.param<float*>("out");
   auto pseq = b.param<int>("seq");
-  b.kernel("bare", cudag::kernel_of(&scale, std::string(dsl::function_name_of<scale>())),
+  b.kernel("bare", cudag::kernel_of(&scale, std::string(function_name_of<scale>())),
            cudag::launch(dim3(1), dim3(1))
                .follow(launch_dim::grid_x, pbatch)
                .follow(launch_dim::block_x, pseq, 1, 8),
@@ -236,7 +237,7 @@ cudag::graph_spec tiles_by_builder() {
   cudag::builder b("graph");
   auto pout = b.param<float*>("out");
   auto prows = b.param<unsigned>("rows");
-  b.kernel("tile", cudag::kernel_of(&scale, std::string(dsl::function_name_of<scale>())),
+  b.kernel("tile", cudag::kernel_of(&scale, std::string(function_name_of<scale>())),
            cudag::launch(dim3(2, 1, 3), dim3(32))
                .follow(launch_dim::block_y, prows)
                .follow(launch_dim::block_z, prows, 1, 8),
@@ -303,7 +304,7 @@ TEST(DslShapeRules, AnUnsignedCountAboveTwoToThe31LaunchesAllItsBlocks) {
     cudag::builder b("graph");
     auto pout = b.param<float*>("out");
     auto pcount = b.param<unsigned>("count");
-    b.kernel("wide", cudag::kernel_of(&scale, std::string(dsl::function_name_of<scale>())),
+    b.kernel("wide", cudag::kernel_of(&scale, std::string(function_name_of<scale>())),
              cudag::launch_over(pcount, 256), pout, 1.0f, 7);
     const cudag::binding binds[] = {cudag::bind("out", dev_y), cudag::bind("count", 3'000'000'000u)};
     auto e = cudag::instantiate(b.build(), binds);

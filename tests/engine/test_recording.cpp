@@ -462,7 +462,7 @@ TEST(EngineRecording, NodesAfterARunOfEdgeItemsLowerAndRebindAsTheBuildersDo) {
     for (int i = 0; i < 17; ++i) b.empty("e" + std::to_string(i));
     for (int j = 0; j < 4; ++j)
       b.kernel("k" + std::to_string(j),
-               cudag::kernel_of(&scale, std::string(cudag::dsl::function_name_of<scale>())),
+               cudag::kernel_of(&scale, std::string(cudag::dsl::detail::function_name_of<scale>())),
                cudag::launch_over(n, 256), x, float(j) + 0.5f, n);
     // The DSL's edge items, in their order.
     for (int i = 0; i < 16; ++i) b.edge("e" + std::to_string(i), "e" + std::to_string(i + 1));

@@ -34,6 +34,8 @@ struct kernel_argument_count_mismatch;
 template <fixed_string Node, fixed_string What, class Expected, class Argument>
 struct node_operand_has_wrong_type;
 
+namespace detail {
+
 template <class A>
 struct arg_traits {  // a literal
   using type = A;
@@ -105,6 +107,8 @@ template <class P, class A>
     return a;
 }
 
+}  // namespace detail
+
 /// Argument `Position` (from 0) of kernel node `Node`, an integral literal,
 /// does not fit the kernel's parameter type. Not constexpr: in a constant
 /// declaration, calling it is the compile error (its name and template
@@ -117,6 +121,8 @@ template <fixed_string Node, std::size_t Position, class Parameter, class Argume
                          ") does not fit the kernel's parameter type",
                      cudaSuccess, {}, std::string(Node.view()));
 }
+
+namespace detail {
 
 /// Checks the integral literals among args... that need it (see above).
 template <fixed_string Node, class... P, class... A, std::size_t... I>
@@ -245,4 +251,5 @@ template <class P, class A>
   }
 }
 
+}  // namespace detail
 }  // namespace cudag::dsl

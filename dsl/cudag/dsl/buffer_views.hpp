@@ -27,6 +27,11 @@ namespace cudag::dsl {
 template <fixed_string Node>
 inline bool buffer_view_past_its_allocation = true;
 
+template <class... Items>
+struct graph_t;
+
+namespace detail {
+
 template <class Body>
 [[nodiscard]] consteval bool allocates_buffer() {
   if constexpr (requires { Body::allocates; })
@@ -79,16 +84,13 @@ struct view_checker {
     if (first->found) return;
     for (std::size_t a = 0; a < count; ++a) {
       const allocation_seen& seen = allocations[a];
-      if (seen.buffer != buffer || detail::view_within(offset, extent, seen.bytes)) continue;
+      if (seen.buffer != buffer || cudag::detail::view_within(offset, extent, seen.bytes)) continue;
       *first = {true, kind, {}, buffer, access, offset, extent, seen.bytes, seen.node};
       first->path << path;
       return;
     }
   }
 };
-
-template <class... Items>
-struct graph_t;
 
 // The walk over every buffer view of a node, the graphs nested in it
 // included: check(buffer, byte offset, bytes spanned, access, node kind,
@@ -157,9 +159,9 @@ constexpr void check_item_views(const Item& item, const view_checker& check) {
       return;  // not reached: the read above is the compile error
     text_buffer<240> path;
     path << Item::name.view() << first.path.view();
-    detail::refuse_view_past_allocation(kind_name(first.kind), path.view(), first.buffer,
-                                        first.access, first.offset, first.extent, first.size,
-                                        first.alloc_node);
+    cudag::detail::refuse_view_past_allocation(kind_name(first.kind), path.view(), first.buffer,
+                                               first.access, first.offset, first.extent,
+                                               first.size, first.alloc_node);
   }
 }
 
@@ -176,4 +178,5 @@ constexpr void check_buffer_views(const Items&... items) {
   (void)checked;
 }
 
+}  // namespace detail
 }  // namespace cudag::dsl

@@ -10,7 +10,7 @@
 #include <type_traits>
 #include <utility>
 
-namespace cudag::dsl {
+namespace cudag::dsl::detail {
 
 /// Whether any, and how many, of a pack's values are true, read from an
 /// array: a fold over a graph's items nests one level per item, and clang
@@ -160,4 +160,4 @@ template <std::size_t I, class ChunkSet>
   return leaf_value<I>(chunk_at<I / tuple_chunk_size>(tuple));
 }
 
-}  // namespace cudag::dsl
+}  // namespace cudag::dsl::detail

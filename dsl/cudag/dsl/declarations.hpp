@@ -49,6 +49,8 @@ struct parameter_bound_with_wrong_type {
   CUDAG_DSL_ERROR_DESTRUCTOR(parameter_bound_with_wrong_type);
 };
 
+namespace detail {
+
 /// What `x = value` gives for a value that does not bind to x: checked calls
 /// that take it return parameter_bound_with_wrong_type<Name, T, Given>. (Not
 /// an error at the binding: nvcc gives a failed call an error type, and the
@@ -83,11 +85,13 @@ concept named_buffer = std::is_same_v<typename A::dsl_tag, buffer_tag>;
 template <class A>
 concept named_condition = std::is_same_v<typename A::dsl_tag, condition_tag>;
 
+}  // namespace detail
+
 template <fixed_string Name, class T>
 struct param_t {
   static_assert(std::is_trivially_copyable_v<T>,
                 "cudag: a graph parameter's type must be trivially copyable");
-  using dsl_tag = param_tag;
+  using dsl_tag = detail::param_tag;
   using value_type = T;
   static constexpr auto name = Name;
 
@@ -95,17 +99,18 @@ struct param_t {
   /// when the value does not bind.
   template <class V>
   constexpr auto operator=(const V& v) const {
-    if constexpr (!binds_as<T, V>) {
+    if constexpr (!detail::binds_as<T, V>) {
       (void)v;
-      return mismatched_value<Name, T, V>{};
+      return detail::mismatched_value<Name, T, V>{};
     } else {
-      return bound_value<Name, T>{T{v}};
+      return detail::bound_value<Name, T>{T{v}};
     }
   }
 };
 template <fixed_string Name, class T>
 inline constexpr param_t<Name, T> param{};
 
+namespace detail {
 /// The value of parameter Name, converted to its declared type T.
 template <fixed_string Name, class T>
 struct bound_value {
@@ -113,6 +118,7 @@ struct bound_value {
   using value_type = T;
   T value;
 };
+}  // namespace detail
 
 /// A view of buffer Name moved `added` elements past `offset` would be a
 /// byte offset past what std::size_t holds. Not constexpr: in a constant
@@ -121,7 +127,7 @@ struct bound_value {
 /// naming it.
 template <fixed_string Name, class T>
 [[noreturn]] void buffer_view_offset_overflows(std::size_t offset, std::size_t added) {
-  detail::refuse_buffer_offset(Name.view(), offset, added, sizeof(T));
+  cudag::detail::refuse_buffer_offset(Name.view(), offset, added, sizeof(T));
 }
 
 /// A view of buffer Name's elements from `offset` on: `tmp + 16`. A view
@@ -129,7 +135,7 @@ template <fixed_string Name, class T>
 /// valid-looking address.
 template <fixed_string Name, class T>
 struct buffer_t {
-  using dsl_tag = buffer_tag;
+  using dsl_tag = detail::buffer_tag;
   using element_type = T;
   static constexpr auto name = Name;
   std::size_t offset = 0;
@@ -156,7 +162,7 @@ inline constexpr buffer_t<Name, T> buffer{};
 /// AssignDefault (cudaGraphCondAssignDefault).
 template <fixed_string Name, unsigned DefaultValue = 0, bool AssignDefault = true>
 struct condition_t {
-  using dsl_tag = condition_tag;
+  using dsl_tag = detail::condition_tag;
   static constexpr auto name = Name;
   static constexpr unsigned default_value = DefaultValue;
   static constexpr bool assign_default = AssignDefault;
@@ -164,21 +170,32 @@ struct condition_t {
 template <fixed_string Name, unsigned DefaultValue = 0, bool AssignDefault = true>
 inline constexpr condition_t<Name, DefaultValue, AssignDefault> condition{};
 
-/// ceil(count / per_block) blocks in x; with a parameter `count`, rebinding
-/// it resizes the launch.
+namespace detail {
+/// ceil(count / per_block) blocks in x (blocks_for).
 template <class Count>
 struct blocks_for_t {
   Count count;
   unsigned per_block;
 };
+/// ceil(count * multiplier / divisor) (scaled).
+template <class Count>
+struct scaled_t {
+  Count count;
+  std::uint64_t multiplier;
+  std::uint64_t divisor;
+};
+}  // namespace detail
+
+/// ceil(count / per_block) blocks in x; with a parameter `count`, rebinding
+/// it resizes the launch.
 template <class Count>
   requires std::is_integral_v<Count>
-[[nodiscard]] constexpr blocks_for_t<Count> blocks_for(Count count, unsigned per_block) {
+[[nodiscard]] constexpr detail::blocks_for_t<Count> blocks_for(Count count, unsigned per_block) {
   return {count, per_block};
 }
-template <named_param P>
+template <detail::named_param P>
   requires std::is_integral_v<typename P::value_type>
-[[nodiscard]] constexpr blocks_for_t<P> blocks_for(P count, unsigned per_block) {
+[[nodiscard]] constexpr detail::blocks_for_t<P> blocks_for(P count, unsigned per_block) {
   return {count, per_block};
 }
 
@@ -187,24 +204,19 @@ template <named_param P>
 /// with a literal, folded where the node is declared. blocks_for(n, b) is
 /// scaled(n, 1, b).
 template <class Count>
-struct scaled_t {
-  Count count;
-  std::uint64_t multiplier;
-  std::uint64_t divisor;
-};
-template <class Count>
   requires std::is_integral_v<Count>
-[[nodiscard]] constexpr scaled_t<Count> scaled(Count count, std::uint64_t multiplier,
-                                               std::uint64_t divisor = 1) {
+[[nodiscard]] constexpr detail::scaled_t<Count> scaled(Count count, std::uint64_t multiplier,
+                                                       std::uint64_t divisor = 1) {
   return {count, multiplier, divisor};
 }
-template <named_param P>
+template <detail::named_param P>
   requires std::is_integral_v<typename P::value_type>
-[[nodiscard]] constexpr scaled_t<P> scaled(P count, std::uint64_t multiplier,
-                                           std::uint64_t divisor = 1) {
+[[nodiscard]] constexpr detail::scaled_t<P> scaled(P count, std::uint64_t multiplier,
+                                                   std::uint64_t divisor = 1) {
   return {count, multiplier, divisor};
 }
 
+namespace detail {
 /// What a launch dimension of dims() or shared_bytes() may be: an integral
 /// literal, an integral parameter (the dimension follows it), scaled(...) or
 /// blocks_for(...) of either.
@@ -231,27 +243,31 @@ struct dims_t {
   Y y;
   Z z;
 };
-template <launch_entry X>
-[[nodiscard]] constexpr dims_t<X, unit_extent, unit_extent> dims(X x) {
+
+/// A kernel's dynamic shared memory in bytes (shared_bytes).
+template <class Bytes>
+struct shared_bytes_t {
+  Bytes bytes;
+};
+}  // namespace detail
+
+template <detail::launch_entry X>
+[[nodiscard]] constexpr detail::dims_t<X, detail::unit_extent, detail::unit_extent> dims(X x) {
   return {x, {}, {}};
 }
-template <launch_entry X, launch_entry Y>
-[[nodiscard]] constexpr dims_t<X, Y, unit_extent> dims(X x, Y y) {
+template <detail::launch_entry X, detail::launch_entry Y>
+[[nodiscard]] constexpr detail::dims_t<X, Y, detail::unit_extent> dims(X x, Y y) {
   return {x, y, {}};
 }
-template <launch_entry X, launch_entry Y, launch_entry Z>
-[[nodiscard]] constexpr dims_t<X, Y, Z> dims(X x, Y y, Z z) {
+template <detail::launch_entry X, detail::launch_entry Y, detail::launch_entry Z>
+[[nodiscard]] constexpr detail::dims_t<X, Y, Z> dims(X x, Y y, Z z) {
   return {x, y, z};
 }
 
 /// A kernel's dynamic shared memory in bytes, passed after the block:
 /// `kernel<"k", k>(grid, block, shared_bytes(scaled(seq, 4)), args...)`.
-template <class Bytes>
-struct shared_bytes_t {
-  Bytes bytes;
-};
-template <launch_entry Bytes>
-[[nodiscard]] constexpr shared_bytes_t<Bytes> shared_bytes(Bytes bytes) {
+template <detail::launch_entry Bytes>
+[[nodiscard]] constexpr detail::shared_bytes_t<Bytes> shared_bytes(Bytes bytes) {
   return {bytes};
 }
 

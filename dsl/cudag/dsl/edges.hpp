@@ -22,6 +22,12 @@
 
 namespace cudag::dsl {
 
+/// Never defined: the compile error for a path that is not "a -> b [-> c ...]".
+template <fixed_string Path>
+struct malformed_edge_path;
+
+namespace detail {
+
 template <fixed_string From, fixed_string To>
 struct edge_t {
   static constexpr std::array<name_pair, 1> pairs{name_pair{From.view(), To.view()}};
@@ -98,9 +104,6 @@ consteval std::size_t path_capacity(Size... sizes) noexcept {
   return most;
 }
 
-/// Never defined: the compile error for a path that is not "a -> b [-> c ...]".
-template <fixed_string Path>
-struct malformed_edge_path;
 template <fixed_string Path>
 consteval bool check_arrow_path() {
   if constexpr (split_arrow_path(Path.view(), nullptr) == 0)
@@ -138,17 +141,19 @@ struct edge_table_t {
   edge_body body;
 };
 
+}  // namespace detail
+
 template <fixed_string From, fixed_string To>
-inline constexpr edge_t<From, To> edge{};
+inline constexpr detail::edge_t<From, To> edge{};
 template <fixed_string... Names>
-inline constexpr chain_t<Names...> chain{};
+inline constexpr detail::chain_t<Names...> chain{};
 template <fixed_string From, fixed_string... To>
-inline constexpr fan_out_t<From, To...> fan_out{};
+inline constexpr detail::fan_out_t<From, To...> fan_out{};
 template <fixed_string To, fixed_string... From>
-inline constexpr fan_in_t<To, From...> fan_in{};
+inline constexpr detail::fan_in_t<To, From...> fan_in{};
 template <fixed_string... Paths>
-inline constexpr edges_t<Paths...> edges{};
+inline constexpr detail::edges_t<Paths...> edges{};
 template <const auto& Table>
-inline constexpr edge_table_t<Table> edges_from{};
+inline constexpr detail::edge_table_t<Table> edges_from{};
 
 }  // namespace cudag::dsl

@@ -66,6 +66,8 @@ struct graph_allocates_no_buffer {
 // exec: see cudag/exec_core.hpp.
 using cudag::rebind_path;
 
+namespace detail {
+
 /// The error type of binding B to G (a value that does not convert to the
 /// parameter's type, a parameter G does not read, or one G reads with
 /// another type), or void.
@@ -256,8 +258,17 @@ template <class G>
   return arena_owner(new exec_arena<G>(graph), &destroy_arena<G>);
 }
 
+}  // namespace detail
+
 template <class G>
 class exec;
+template <class G>
+class lowered;
+
+namespace detail {
+template <class G, class... B>
+lowered<G> lower_with(const G& graph, const B&... bindings);
+}  // namespace detail
 
 /// A DSL graph lowered into a CUDA graph, not yet instantiated: what
 /// lower() returns, and what instantiate() instantiates.
@@ -268,19 +279,21 @@ class lowered {
 
  private:
   template <class H, class... B>
-  friend lowered<H> lower_with(const H&, const B&...);
+  friend lowered<H> detail::lower_with(const H&, const B&...);
   friend class exec<G>;
-  explicit lowered(const G& graph) : arena_(make_arena(graph)) {
+  explicit lowered(const G& graph) : arena_(detail::make_arena(graph)) {
     arena().state.host_failures = core_.host_failures();
     arena().state.retired = core_.retired();
   }
-  [[nodiscard]] exec_arena<G>& arena() const noexcept {
-    return *static_cast<exec_arena<G>*>(arena_.get());
+  [[nodiscard]] detail::exec_arena<G>& arena() const noexcept {
+    return *static_cast<detail::exec_arena<G>*>(arena_.get());
   }
-  arena_owner arena_;
+  detail::arena_owner arena_;
   exec_core core_;  ///< not instantiated yet; owns the host-failure sink
   unique_graph graph_;
 };
+
+namespace detail {
 
 /// Binds every parameter and lowers the graph: a walk in the order the
 /// compiler computed, one native add call per node (the per-kind table).
@@ -289,7 +302,7 @@ template <class G, class... B>
 #if CUDAG_DSL_DEVICE_PASS
 {  // see graph.hpp: host-only work is not done in the device pass
   (void)graph, ((void)bindings, ...);
-  device_pass_stub();
+  detail::device_pass_stub();
 }
 #else
 {
@@ -304,18 +317,23 @@ template <class G, class... B>
   return out;
 }
 #endif
+}  // namespace detail
+
 /// With a mistake (a missing binding, a top-level shape problem), returns
 /// its error type instead (see or_error in graph.hpp).
 template <class... Items, class... B>
-[[nodiscard]] or_error<instantiation_error_t<graph_t<Items...>, B...>, lowered<graph_t<Items...>>> lower(
-    const graph_t<Items...>& graph, const B&... bindings) {
-  if constexpr (!std::is_void_v<instantiation_error_t<graph_t<Items...>, B...>>) {
+[[nodiscard]] detail::or_error<detail::instantiation_error_t<graph_t<Items...>, B...>,
+                               lowered<graph_t<Items...>>>
+lower(const graph_t<Items...>& graph, const B&... bindings) {
+  if constexpr (!std::is_void_v<detail::instantiation_error_t<graph_t<Items...>, B...>>) {
     (void)graph, ((void)bindings, ...);
-    returns_error();
+    detail::returns_error();
   } else {
-    return lower_with(graph, bindings...);
+    return detail::lower_with(graph, bindings...);
   }
 }
+
+namespace detail {
 
 /// Names a top-level node by its handle (handles[i] is names[i]).
 struct node_namer {
@@ -328,6 +346,8 @@ struct node_namer {
     return node ? "a node inside a child graph or body" : "";
   }
 };
+
+}  // namespace detail
 
 template <class G>
 class exec {
@@ -365,10 +385,10 @@ class exec {
   /// A binding of a parameter the graph does not read, or with another type,
   /// returns its error type instead (see or_error in graph.hpp).
   template <class... B>
-  or_error<rebinding_error_t<G, B...>, rebind_path> rebind(const B&... bindings) {
-    if constexpr (!std::is_void_v<rebinding_error_t<G, B...>>) {
+  detail::or_error<detail::rebinding_error_t<G, B...>, rebind_path> rebind(const B&... bindings) {
+    if constexpr (!std::is_void_v<detail::rebinding_error_t<G, B...>>) {
       ((void)bindings, ...);
-      returns_error();
+      detail::returns_error();
     } else {
       return rebind_checked(bindings...);
     }
@@ -380,19 +400,19 @@ class exec {
   /// Enables or disables a kernel, memset or memcpy node, by name. A node the
   /// graph lacks, or of another kind, returns its error type instead.
   template <fixed_string Name>
-  or_error<node_name_error_t<G, Name, true>, void> set_enabled(bool enabled) {
-    if constexpr (!std::is_void_v<node_name_error_t<G, Name, true>>) {
+  detail::or_error<detail::node_name_error_t<G, Name, true>, void> set_enabled(bool enabled) {
+    if constexpr (!std::is_void_v<detail::node_name_error_t<G, Name, true>>) {
       (void)enabled;
-      returns_error();
+      detail::returns_error();
     } else {
       constexpr std::uint32_t v = G::shape.node_index(Name.view());
       native::set_enabled(core_.native_exec(), arena().nodes.handles[v], enabled, Name.view());
     }
   }
   template <fixed_string Name>
-  [[nodiscard]] or_error<node_name_error_t<G, Name, true>, bool> enabled() const {
-    if constexpr (!std::is_void_v<node_name_error_t<G, Name, true>>) {
-      returns_error();
+  [[nodiscard]] detail::or_error<detail::node_name_error_t<G, Name, true>, bool> enabled() const {
+    if constexpr (!std::is_void_v<detail::node_name_error_t<G, Name, true>>) {
+      detail::returns_error();
     } else {
       constexpr std::uint32_t v = G::shape.node_index(Name.view());
       return native::enabled(core_.native_exec(), arena().nodes.handles[v], Name.view());
@@ -406,14 +426,15 @@ class exec {
   /// (A view's type, not buffer_t<Name, T>, is deduced: nvcc cannot deduce
   /// a class-type template argument from the view.)
   template <class View>
-    requires std::is_same_v<typename View::dsl_tag, buffer_tag>
-  [[nodiscard]] or_error<typename decltype(buffer_error<G, View>())::type, typename View::element_type*>
+    requires std::is_same_v<typename View::dsl_tag, detail::buffer_tag>
+  [[nodiscard]] detail::or_error<typename decltype(detail::buffer_error<G, View>())::type,
+                                 typename View::element_type*>
   buffer(View view) const {
-    if constexpr (!std::is_void_v<typename decltype(buffer_error<G, View>())::type>) {
+    if constexpr (!std::is_void_v<typename decltype(detail::buffer_error<G, View>())::type>) {
       (void)view;
-      returns_error();
+      detail::returns_error();
     } else {
-      constexpr std::uint32_t slot = G::shape.buffer_slot(name_hash(View::name.view()));
+      constexpr std::uint32_t slot = G::shape.buffer_slot(detail::name_hash(View::name.view()));
       using element = typename View::element_type;
       const std::size_t bytes = arena().buffer_bytes[slot];
       if (view.offset > bytes / sizeof(element))
@@ -425,20 +446,21 @@ class exec {
   /// The CUDA node created for a top-level node. A node the graph lacks
   /// returns its error type instead.
   template <fixed_string Name>
-  [[nodiscard]] or_error<node_name_error_t<G, Name, false>, cudaGraphNode_t> node_handle() const {
-    if constexpr (!std::is_void_v<node_name_error_t<G, Name, false>>) {
-      returns_error();
+  [[nodiscard]] detail::or_error<detail::node_name_error_t<G, Name, false>, cudaGraphNode_t>
+  node_handle() const {
+    if constexpr (!std::is_void_v<detail::node_name_error_t<G, Name, false>>) {
+      detail::returns_error();
     } else {
       return arena().nodes.handles[G::shape.node_index(Name.view())];
     }
   }
 
  private:
-  using arena_type = exec_arena<G>;
+  using arena_type = detail::exec_arena<G>;
 
   template <class... B>
   rebind_path rebind_checked(const B&... bindings) {
-    using readers = rebind_readers<G, name_hash(B::name.view())...>;
+    using readers = detail::rebind_readers<G, detail::name_hash(B::name.view())...>;
     arena_type& a = arena();
     // The values before, to put back where a new launch or CUDA refuses the
     // rebind (a refused rebind changes nothing; the same one may be retried).
@@ -458,7 +480,7 @@ class exec {
       try {
         for (std::size_t i = 0; i < count; ++i) {
           const std::uint32_t v = G::shape.order[dirty[i]];
-          const node_entry& e = a.nodes.entries[G::shape.position[v]];
+          const detail::node_entry& e = a.nodes.entries[G::shape.position[v]];
           if (e.ops->check_launch)
             e.ops->check_launch(e.body, e.storage, &a.state, G::shape.names[v], readers::hashes);
         }
@@ -476,7 +498,7 @@ class exec {
   /// sees them.
   class rebind_view final : public rebind_nodes {
    public:
-    rebind_view(exec& owner, param_hashes hashes, const std::byte* before)
+    rebind_view(exec& owner, detail::param_hashes hashes, const std::byte* before)
         : owner_(owner), hashes_(hashes), before_(before) {}
     std::size_t top_level_count() const noexcept override { return G::node_count; }
     bool needs_whole_update(std::uint32_t rank) const noexcept override {
@@ -489,7 +511,7 @@ class exec {
     void push(std::uint32_t rank, native::param_target to) override {
       arena_type& a = owner_.arena();
       const std::uint32_t v = G::shape.order[rank];
-      const node_entry& e = a.nodes.entries[G::shape.position[v]];
+      const detail::node_entry& e = a.nodes.entries[G::shape.position[v]];
       e.ops->update(e.body, e.storage, &a.state, a.nodes.handles[v], to, G::shape.names[v], hashes_);
     }
     void restore_captured(cudaGraphExec_t) override {
@@ -497,7 +519,7 @@ class exec {
       for (std::uint32_t rank = 0; rank < G::node_count; ++rank) {
         const std::uint32_t v = G::shape.order[rank];
         if (G::shape.kinds[v] != node_kind::captured) continue;
-        const node_entry& e = a.nodes.entries[G::shape.position[v]];
+        const detail::node_entry& e = a.nodes.entries[G::shape.position[v]];
         e.ops->reapply(e.body, e.storage, &a.state, a.nodes.handles[v], G::shape.names[v]);
       }
     }
@@ -507,25 +529,25 @@ class exec {
       return true;
     }
     bool any_needs_whole_update() const noexcept override {
-      constexpr bool any = detail::holds(G::shape.kinds, node_kind::child) ||
-                           detail::holds(G::shape.kinds, node_kind::conditional);
+      constexpr bool any = cudag::detail::holds(G::shape.kinds, node_kind::child) ||
+                           cudag::detail::holds(G::shape.kinds, node_kind::conditional);
       return any;
     }
     bool any_captured() const noexcept override {
-      constexpr bool any = detail::holds(G::shape.kinds, node_kind::captured);
+      constexpr bool any = cudag::detail::holds(G::shape.kinds, node_kind::captured);
       return any;
     }
 
    private:
     exec& owner_;
-    param_hashes hashes_;
+    detail::param_hashes hashes_;
     const std::byte* before_;  ///< the parameters' bytes before this rebind
   };
 
   /// A callable naming this graph's nodes. Not a lambda: a lambda here
   /// would be named (in its type information) by the whole graph type.
-  [[nodiscard]] node_namer namer() const noexcept {
-    return node_namer{arena().nodes.handles.data(), G::shape.names.data(), G::node_count};
+  [[nodiscard]] detail::node_namer namer() const noexcept {
+    return detail::node_namer{arena().nodes.handles.data(), G::shape.names.data(), G::node_count};
   }
   [[nodiscard]] std::string node_name_of(cudaGraphNode_t node) const { return namer()(node); }
 
@@ -533,7 +555,7 @@ class exec {
 
   // Destruction order: the exec core (graph and executable graph) goes
   // first, then the arena the graph's nodes point into.
-  arena_owner arena_;
+  detail::arena_owner arena_;
   exec_core core_;
 };
 
@@ -541,20 +563,20 @@ class exec {
 /// a mistake (a missing binding, a top-level shape problem), returns its
 /// error type instead (see or_error in graph.hpp).
 template <class G, class... B>
-[[nodiscard]] or_error<instantiation_error_t<G, B...>, exec<G>> instantiate_with(
+[[nodiscard]] detail::or_error<detail::instantiation_error_t<G, B...>, exec<G>> instantiate_with(
     const G& graph, const instantiate_options& options, const B&... bindings)
 #if CUDAG_DSL_DEVICE_PASS
 {
   (void)graph, (void)options, ((void)bindings, ...);
-  device_pass_stub();
+  detail::device_pass_stub();
 }
 #else
 {
-  if constexpr (!std::is_void_v<instantiation_error_t<G, B...>>) {
+  if constexpr (!std::is_void_v<detail::instantiation_error_t<G, B...>>) {
     (void)graph, (void)options, ((void)bindings, ...);
-    returns_error();
+    detail::returns_error();
   } else {
-    return exec<G>(lower_with(graph, bindings...), options);
+    return exec<G>(detail::lower_with(graph, bindings...), options);
   }
 }
 #endif
@@ -580,15 +602,19 @@ class exec_of : public exec<std::remove_cvref_t<decltype(Graph)>> {
 };
 
 template <class... Items, class... B>
-[[nodiscard]] or_error<instantiation_error_t<graph_t<Items...>, B...>, exec<graph_t<Items...>>> instantiate(
-    const graph_t<Items...>& graph, const B&... bindings) {
-  if constexpr (!std::is_void_v<instantiation_error_t<graph_t<Items...>, B...>>) {
+[[nodiscard]] detail::or_error<detail::instantiation_error_t<graph_t<Items...>, B...>,
+                               exec<graph_t<Items...>>>
+instantiate(const graph_t<Items...>& graph, const B&... bindings) {
+  if constexpr (!std::is_void_v<detail::instantiation_error_t<graph_t<Items...>, B...>>) {
     (void)graph, ((void)bindings, ...);
-    returns_error();
+    detail::returns_error();
   } else {
     return instantiate_with(graph, instantiate_options{}, bindings...);
   }
 }
+
+namespace detail {
+
 /// What lower() and instantiate() give for a graph variable whose
 /// declaration was refused (refused_graph in graph.hpp): every use of the
 /// exec is accepted, so the declaration's error stays the only one. Never
@@ -617,19 +643,24 @@ struct refused_exec {
     return nullptr;
   }
 };
-template <refused_graph_type E, class... B>
-refused_exec lower(const E&, const B&...) noexcept {
+}  // namespace detail
+
+template <detail::refused_graph_type E, class... B>
+detail::refused_exec lower(const E&, const B&...) noexcept {
   return {};
 }
-template <refused_graph_type E, class... B>
-refused_exec lower(const E&&, const B&...) = delete;
-template <refused_graph_type E, class... B>
-refused_exec instantiate(const E&, const B&...) noexcept {
+template <detail::refused_graph_type E, class... B>
+detail::refused_exec lower(const E&&, const B&...) = delete;
+template <detail::refused_graph_type E, class... B>
+detail::refused_exec instantiate(const E&, const B&...) noexcept {
   return {};
 }
-template <refused_graph_type E, class... B>
-refused_exec instantiate(const E&&, const B&...) = delete;
-inline refused_exec instantiate(refused_exec, const instantiate_options& = {}) noexcept { return {}; }
+template <detail::refused_graph_type E, class... B>
+detail::refused_exec instantiate(const E&&, const B&...) = delete;
+inline detail::refused_exec instantiate(detail::refused_exec,
+                                       const instantiate_options& = {}) noexcept {
+  return {};
+}
 
 /// Instantiates a graph lowered earlier.
 template <class G>

@@ -23,6 +23,8 @@ struct fixed_string {
 template <std::size_t M>
 fixed_string(const char (&)[M]) -> fixed_string<M - 1>;
 
+namespace detail {
+
 /// FNV-1a: cheap to evaluate at compile time, good enough to sort by.
 [[nodiscard]] constexpr std::uint64_t name_hash(std::string_view text) noexcept {
   std::uint64_t h = 14695981039346656037ull;
@@ -76,4 +78,5 @@ template <std::size_t N>
   return out;
 }
 
+}  // namespace detail
 }  // namespace cudag::dsl

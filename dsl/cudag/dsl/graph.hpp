@@ -54,6 +54,7 @@
 #endif
 
 namespace cudag::dsl {
+namespace detail {
 
 // Edge items' bodies and storage are empty: sixteen in a row are one chunk
 // of the graph's tuples, not sixteen leaves (see held_as_run).
@@ -67,6 +68,8 @@ inline constexpr bool held_as_run<no_storage> = true;
 /// no host code: never called.
 [[noreturn]] inline void device_pass_stub() noexcept { std::abort(); }
 #endif
+
+}  // namespace detail
 
 // The shape problems of a declaration. What graph() returns in place of the
 // graph when its declaration has one: a constant object of a type named by
@@ -88,47 +91,47 @@ inline constexpr bool held_as_run<no_storage> = true;
 // (refused_graph: cudag/dsl/graph_nodes.hpp.)
 
 template <fixed_string Node>
-struct duplicate_node_name : refused_graph {
+struct duplicate_node_name : detail::refused_graph {
   constexpr duplicate_node_name() noexcept = default;
   duplicate_node_name(const duplicate_node_name&) noexcept;  // not constexpr, never defined: the error
 };
 template <fixed_string Edge>
-struct unknown_node_in_edge : refused_graph {
+struct unknown_node_in_edge : detail::refused_graph {
   constexpr unknown_node_in_edge() noexcept = default;
   unknown_node_in_edge(const unknown_node_in_edge&) noexcept;  // not constexpr, never defined: the error
 };
 template <fixed_string Path>
-struct cycle_through : refused_graph {
+struct cycle_through : detail::refused_graph {
   constexpr cycle_through() noexcept = default;
   cycle_through(const cycle_through&) noexcept;  // not constexpr, never defined: the error
 };
 template <fixed_string Parameter>
-struct parameter_declared_with_two_types : refused_graph {
+struct parameter_declared_with_two_types : detail::refused_graph {
   constexpr parameter_declared_with_two_types() noexcept = default;
   parameter_declared_with_two_types(const parameter_declared_with_two_types&) noexcept;  // not constexpr, never defined: the error
 };
 template <fixed_string Buffer>
-struct buffer_allocated_twice : refused_graph {
+struct buffer_allocated_twice : detail::refused_graph {
   constexpr buffer_allocated_twice() noexcept = default;
   buffer_allocated_twice(const buffer_allocated_twice&) noexcept;  // not constexpr, never defined: the error
 };
 template <fixed_string What>
-struct buffer_used_outside_its_lifetime : refused_graph {
+struct buffer_used_outside_its_lifetime : detail::refused_graph {
   constexpr buffer_used_outside_its_lifetime() noexcept = default;
   buffer_used_outside_its_lifetime(const buffer_used_outside_its_lifetime&) noexcept;  // not constexpr, never defined: the error
 };
 template <fixed_string ConditionAndNodes>
-struct condition_tested_by_two_conditional_nodes : refused_graph {
+struct condition_tested_by_two_conditional_nodes : detail::refused_graph {
   constexpr condition_tested_by_two_conditional_nodes() noexcept = default;
   condition_tested_by_two_conditional_nodes(const condition_tested_by_two_conditional_nodes&) noexcept;  // not constexpr, never defined: the error
 };
 template <fixed_string Position>
-struct node_with_empty_name : refused_graph {
+struct node_with_empty_name : detail::refused_graph {
   constexpr node_with_empty_name() noexcept = default;
   node_with_empty_name(const node_with_empty_name&) noexcept;  // not constexpr, never defined: the error
 };
 template <fixed_string BufferAndNodes>
-struct buffer_freed_twice : refused_graph {
+struct buffer_freed_twice : detail::refused_graph {
   constexpr buffer_freed_twice() noexcept = default;
   buffer_freed_twice(const buffer_freed_twice&) noexcept;  // not constexpr, never defined: the error
 };
@@ -160,6 +163,8 @@ struct buffer_used_but_never_allocated {
   CUDAG_DSL_ERROR_DESTRUCTOR(buffer_used_but_never_allocated);
 };
 
+namespace detail {
+
 /// What a checked call returns: Result, or the type of its mistake (Error,
 /// void when there is none).
 template <class Error, class Result>
@@ -169,24 +174,30 @@ using or_error = std::conditional_t<std::is_void_v<Error>, Result, Error>;
 /// run, since no statement that uses such a call compiles.
 [[noreturn]] inline void returns_error() noexcept { std::abort(); }
 
+}  // namespace detail
+
 template <class... Items>
 struct graph_t {
-  static constexpr std::array<item_info, sizeof...(Items)> items_info{Items::info...};
-  static constexpr shape_sizes sizes = measure_shape<measure_items(items_info)>(items_info);
-  static constexpr auto shape = analyze_shape<sizes>(items_info);
+  static constexpr std::array<detail::item_info, sizeof...(Items)> items_info{Items::info...};
+  static constexpr detail::shape_sizes sizes =
+      detail::measure_shape<detail::measure_items(items_info)>(items_info);
+  static constexpr auto shape = detail::analyze_shape<sizes>(items_info);
   static constexpr std::size_t node_count = sizes.nodes;
   /// Whether a kernel's launch, here or nested, follows parameters.
   static constexpr bool launch_follows_parameters =
-      any_of_values({false, Items::body_type::launch_follows_parameters...});
+      detail::any_of_values({false, Items::body_type::launch_follows_parameters...});
   /// Whether an operand here or nested may view a buffer (buffer_views.hpp).
   static constexpr bool views_any_buffer =
-      any_of_values({false, views_buffers<typename Items::body_type>()...});
+      detail::any_of_values({false, detail::views_buffers<typename Items::body_type>()...});
 
   /// The items' bodies (an edge's is empty), not the items: the tuple's
   /// types, and every function over it, are named by body types only, which
   /// nodes of one kind share, never by a node's name or an edge's names.
-  chunked_tuple<typename Items::body_type...> items;
+  detail::chunked_tuple<typename Items::body_type...> items;
 };
+
+
+namespace detail {
 
 /// The error type of a shape's first problem. Depends only on the problem
 /// and its message, never on the graph's type. (A function, not partial
@@ -247,6 +258,8 @@ consteval auto top_level_error() {
 template <class G>
 using top_level_error_t = typename decltype(top_level_error<G>())::type;
 
+}  // namespace detail
+
 /// Declares a graph from nodes and edge groups, in any order.
 /// With a shape problem, returns the problem's error object instead (see
 /// shape_error_type): the error is reported where the result is copied.
@@ -254,15 +267,19 @@ template <class... Items>
 [[nodiscard]] constexpr decltype(auto) graph(const Items&... items) {
   using G = graph_t<Items...>;
   // The host pass checks; the device pass trusts it.
-  if constexpr (G::shape.problem != shape_problem::none && !CUDAG_DSL_DEVICE_PASS) {
-    using error = typename decltype(shape_error_type<G::shape.problem, to_fixed<G::shape.message.size>(
-                                        G::shape.message.view())>())::type;
-    return static_cast<const error&&>(shape_error_of<error>());  // an rvalue: see refused_graph
+  if constexpr (G::shape.problem != detail::shape_problem::none && !CUDAG_DSL_DEVICE_PASS) {
+    using error = typename decltype(detail::shape_error_type<
+                                    G::shape.problem, detail::to_fixed<G::shape.message.size>(
+                                                          G::shape.message.view())>())::type;
+    return static_cast<const error&&>(detail::shape_error_of<error>());  // an rvalue: refused_graph
   } else {
+    using detail::checks_buffer_views, detail::check_buffer_views;
     if constexpr (checks_buffer_views<Items...> && !CUDAG_DSL_DEVICE_PASS) check_buffer_views(items...);
-    return G{make_chunked_tuple(items.body...)};
+    return G{detail::make_chunked_tuple(items.body...)};
   }
 }
+
+namespace detail {
 
 // --------------------------------------------------------------- storage --
 /// Per-node lowering storage of a graph (argument values, node parameters,
@@ -504,27 +521,29 @@ void write_graph(const G& graph, spec_writer w) {
     }
 }
 
+}  // namespace detail
+
 /// The graph as a cudag::graph_spec, so that check(), DOT and the analyses
 /// of the run-time layers apply to it.
 /// With a top-level problem, returns its error type instead (see or_error).
 template <class... Items>
-[[nodiscard]] or_error<top_level_error_t<graph_t<Items...>>, graph_spec> to_spec(
+[[nodiscard]] detail::or_error<detail::top_level_error_t<graph_t<Items...>>, graph_spec> to_spec(
     const graph_t<Items...>& graph, std::string_view name = "graph")
 #if CUDAG_DSL_DEVICE_PASS
 {
   (void)graph, (void)name;
-  device_pass_stub();
+  detail::device_pass_stub();
 }
 #else
 {
-  if constexpr (!std::is_void_v<top_level_error_t<graph_t<Items...>>>) {
+  if constexpr (!std::is_void_v<detail::top_level_error_t<graph_t<Items...>>>) {
     (void)graph, (void)name;
-    returns_error();
+    detail::returns_error();
   } else {
     graph_spec out;
     spec_writer w(out);
     w.set_name(name);
-    write_graph(graph, w);
+    detail::write_graph(graph, w);
     return out;
   }
 }
@@ -533,11 +552,11 @@ template <class... Items>
 /// A graph variable whose declaration was refused (refused_graph): its
 /// error is already reported there, so a use adds none. graph()'s result
 /// used directly is refused here, naming the problem's type.
-template <refused_graph_type E>
+template <detail::refused_graph_type E>
 graph_spec to_spec(const E&, std::string_view = "graph") {
   return {};
 }
-template <refused_graph_type E>
+template <detail::refused_graph_type E>
 graph_spec to_spec(const E&&, std::string_view = "graph") = delete;
 
 }  // namespace cudag::dsl

@@ -26,6 +26,8 @@ namespace cudag::dsl {
 template <fixed_string PathAndKind>
 struct node_kind_forbidden_in_conditional_body;
 
+namespace detail {
+
 // Provided by graph.hpp.
 template <class G>
 struct graph_storage;
@@ -91,11 +93,15 @@ struct child_body : leaf_body {
   void write_spec(spec_writer& w, std::string_view name) const { write_graph(graph, w.child(name)); }
 };
 
+}  // namespace detail
+
 template <fixed_string Name, class G>
 [[nodiscard]] constexpr auto child(const G& graph) {
-  using body = child_body<G>;
-  return node_t<Name, body>{body{{}, graph}};
+  using body = detail::child_body<G>;
+  return detail::node_t<Name, body>{body{{}, graph}};
 }
+
+namespace detail {
 
 // ------------------------------------------------------------------- empty --
 struct empty_body : leaf_body {
@@ -111,26 +117,30 @@ struct empty_body : leaf_body {
   void write_spec(spec_writer& w, std::string_view name) const { w.empty(name); }
 };
 
-template <fixed_string Name>
-[[nodiscard]] constexpr node_t<Name, empty_body> empty() {
-  return {};
-}
-
 /// The base of the shape problems' types (cycle_through<...>, ...: see
 /// graph.hpp): a graph refused where it was declared.
 struct refused_graph {};
 template <class G>
 concept refused_graph_type = std::is_base_of_v<refused_graph, G>;
 
+}  // namespace detail
+
+template <fixed_string Name>
+[[nodiscard]] constexpr detail::node_t<Name, detail::empty_body> empty() {
+  return {};
+}
+
 /// A child graph whose declaration was refused (refused_graph in graph.hpp)
 /// stands as an empty node: its error is already reported. graph()'s result
 /// used directly is refused here, naming the problem's type.
-template <fixed_string Name, refused_graph_type G>
-[[nodiscard]] constexpr node_t<Name, empty_body> child(const G&) {
+template <fixed_string Name, detail::refused_graph_type G>
+[[nodiscard]] constexpr detail::node_t<Name, detail::empty_body> child(const G&) {
   return {};
 }
-template <fixed_string Name, refused_graph_type G>
+template <fixed_string Name, detail::refused_graph_type G>
 void child(const G&&) = delete;
+
+namespace detail {
 
 // ------------------------------------------------------------------ events --
 template <bool Record, class E>
@@ -174,28 +184,32 @@ struct event_after_error : Body {
   static constexpr auto refs = refs_of<E>();
 };
 
+}  // namespace detail
+
 template <fixed_string Name, class E>
 [[nodiscard]] constexpr auto record(const E& event) {
-  if constexpr (!dsl_passes_as<cudaEvent_t, E>) {
-    static_assert(check_operand<Name, "event", cudaEvent_t, E>());
-    using body = event_after_error<event_body<true, cudaEvent_t>, E>;
-    return node_t<Name, body>{body{{{}, nullptr}}};
+  if constexpr (!detail::dsl_passes_as<cudaEvent_t, E>) {
+    static_assert(detail::check_operand<Name, "event", cudaEvent_t, E>());
+    using body = detail::event_after_error<detail::event_body<true, cudaEvent_t>, E>;
+    return detail::node_t<Name, body>{body{{{}, nullptr}}};
   } else {
-    using body = event_body<true, stored_arg<cudaEvent_t, E>>;
-    return node_t<Name, body>{body{{}, store_arg<cudaEvent_t>(event)}};
+    using body = detail::event_body<true, detail::stored_arg<cudaEvent_t, E>>;
+    return detail::node_t<Name, body>{body{{}, detail::store_arg<cudaEvent_t>(event)}};
   }
 }
 template <fixed_string Name, class E>
 [[nodiscard]] constexpr auto wait(const E& event) {
-  if constexpr (!dsl_passes_as<cudaEvent_t, E>) {
-    static_assert(check_operand<Name, "event", cudaEvent_t, E>());
-    using body = event_after_error<event_body<false, cudaEvent_t>, E>;
-    return node_t<Name, body>{body{{{}, nullptr}}};
+  if constexpr (!detail::dsl_passes_as<cudaEvent_t, E>) {
+    static_assert(detail::check_operand<Name, "event", cudaEvent_t, E>());
+    using body = detail::event_after_error<detail::event_body<false, cudaEvent_t>, E>;
+    return detail::node_t<Name, body>{body{{{}, nullptr}}};
   } else {
-    using body = event_body<false, stored_arg<cudaEvent_t, E>>;
-    return node_t<Name, body>{body{{}, store_arg<cudaEvent_t>(event)}};
+    using body = detail::event_body<false, detail::stored_arg<cudaEvent_t, E>>;
+    return detail::node_t<Name, body>{body{{}, detail::store_arg<cudaEvent_t>(event)}};
   }
 }
+
+namespace detail {
 
 // ------------------------------------------------------------- conditional --
 template <class... G>
@@ -354,17 +368,19 @@ template <fixed_string Name, conditional_kind Kind, class Condition, class... G>
   }
 }
 
+}  // namespace detail
+
 template <fixed_string Name, class Condition, class G>
 [[nodiscard]] constexpr auto if_then(Condition, const G& then_body) {
-  return make_conditional<Name, conditional_kind::if_then, Condition>(then_body);
+  return detail::make_conditional<Name, conditional_kind::if_then, Condition>(then_body);
 }
 template <fixed_string Name, class Condition, class G, class H>
 [[nodiscard]] constexpr auto if_else(Condition, const G& then_body, const H& else_body) {
-  return make_conditional<Name, conditional_kind::if_else, Condition>(then_body, else_body);
+  return detail::make_conditional<Name, conditional_kind::if_else, Condition>(then_body, else_body);
 }
 template <fixed_string Name, class Condition, class G>
 [[nodiscard]] constexpr auto while_loop(Condition, const G& body) {
-  return make_conditional<Name, conditional_kind::while_loop, Condition>(body);
+  return detail::make_conditional<Name, conditional_kind::while_loop, Condition>(body);
 }
 /// Never defined: a switch node declared without a case body.
 template <fixed_string Node>
@@ -374,7 +390,7 @@ template <fixed_string Name, class Condition, class... G>
 [[nodiscard]] constexpr auto switch_case(Condition, const G&... cases) {
   if constexpr (sizeof...(G) == 0)  // after the error, a switch of no body: no second error
     static_assert(sizeof(switch_without_cases<Name>) == 0);
-  return make_conditional<Name, conditional_kind::switch_case, Condition>(cases...);
+  return detail::make_conditional<Name, conditional_kind::switch_case, Condition>(cases...);
 }
 
 }  // namespace cudag::dsl

@@ -45,6 +45,20 @@
 
 namespace cudag::dsl::hana_view {
 
+namespace detail {
+// The DSL's internals this view reads (cudag::dsl::detail).
+using cudag::dsl::detail::alloc_body;
+using cudag::dsl::detail::conditional_body;
+using cudag::dsl::detail::count_of_values;
+using cudag::dsl::detail::event_body;
+using cudag::dsl::detail::get;
+using cudag::dsl::detail::named_param;
+using cudag::dsl::detail::ref_info;
+using cudag::dsl::detail::ref_kind;
+using cudag::dsl::detail::to_fixed;
+using cudag::dsl::detail::type_id_of;
+}  // namespace detail
+
 // --------------------------------------------------------------- names --
 /// A Hana compile-time string as the DSL's name: usable wherever the DSL
 /// takes a name as a template argument,
@@ -177,7 +191,7 @@ consteval std::size_t part_size(std::string_view joined, std::size_t k) noexcept
 }
 template <fixed_string Joined, std::size_t... K>
 constexpr auto split(std::index_sequence<K...>) noexcept {
-  return boost::hana::make_tuple(detail::hana_string<to_fixed<part_size(Joined.view(), K)>(
+  return boost::hana::make_tuple(detail::hana_string<detail::to_fixed<part_size(Joined.view(), K)>(
       Joined.view().substr(part_begin(Joined.view(), K)))>()...);
 }
 consteval std::size_t part_count(std::string_view joined) noexcept {
@@ -203,21 +217,21 @@ constexpr auto make_node() noexcept {
 template <class G, std::size_t... V>
 constexpr auto nodes(std::index_sequence<V...>) noexcept {
   constexpr const auto& t = names_of<G>;
-  return boost::hana::make_tuple(make_node<to_fixed<t.name(V).size()>(t.name(V)), G::shape.kinds[V],
-                                           to_fixed<t.dep_list(V).size()>(t.dep_list(V))>()...);
+  return boost::hana::make_tuple(make_node<detail::to_fixed<t.name(V).size()>(t.name(V)), G::shape.kinds[V],
+                                           detail::to_fixed<t.dep_list(V).size()>(t.dep_list(V))>()...);
 }
 
 template <class G, std::size_t... K>
 constexpr auto order(std::index_sequence<K...>) noexcept {
   constexpr const auto& t = names_of<G>;
   return boost::hana::make_tuple(
-      detail::hana_string<to_fixed<t.name(G::shape.order[K]).size()>(t.name(G::shape.order[K]))>()...);
+      detail::hana_string<detail::to_fixed<t.name(G::shape.order[K]).size()>(t.name(G::shape.order[K]))>()...);
 }
 
 /// The body of the item at position P of G (a node: never among the runs
 /// of edges a graph's tuple holds without leaves).
 template <class G, std::size_t P>
-using body_at = std::remove_cvref_t<decltype(cudag::dsl::get<P>(std::declval<const G&>().items))>;
+using body_at = std::remove_cvref_t<decltype(detail::get<P>(std::declval<const G&>().items))>;
 
 // ---------------------------------------------------------- parameters --
 // A graph's shape keeps a parameter's name and a type id, not its type; the
@@ -266,7 +280,7 @@ struct params_in {
   using type = decltype(params_in_members<T>());
 };
 
-template <named_param P>
+template <detail::named_param P>
 struct params_in<P> {
   using type = type_pack<P>;
 };
@@ -279,11 +293,11 @@ struct params_in<graph_t<Items...>> {
   using type = params_in_all<typename Items::body_type...>;
 };
 template <bool Record, class E>
-struct params_in<event_body<Record, E>> {
+struct params_in<detail::event_body<Record, E>> {
   using type = params_in_all<E>;
 };
 template <conditional_kind Kind, class Condition, class... Bodies>
-struct params_in<conditional_body<Kind, Condition, Bodies...>> {
+struct params_in<detail::conditional_body<Kind, Condition, Bodies...>> {
   using type = params_in_all<Bodies...>;
 };
 
@@ -309,14 +323,14 @@ struct pack_at<0, type_pack<First, Rest...>> {
 template <class G>
 consteval std::size_t first_reader(std::string_view name) noexcept {
   for (std::size_t i = 0; i != G::items_info.size(); ++i)
-    for (const ref_info& r : G::items_info[i].refs)
-      if (r.kind == ref_kind::param && r.name == name) return i;
+    for (const detail::ref_info& r : G::items_info[i].refs)
+      if (r.kind == detail::ref_kind::param && r.name == name) return i;
   return G::items_info.size();
 }
 
 template <class G, std::size_t I>
 constexpr auto param_at_slot() noexcept {
-  constexpr ref_info declared = G::shape.params[I];
+  constexpr detail::ref_info declared = G::shape.params[I];
   constexpr std::size_t reader = first_reader<G>(declared.name);
   static_assert(reader != G::items_info.size());  // the shape's parameters are its items'
   using found = typename params_in<body_at<G, reader>>::type;
@@ -324,7 +338,7 @@ constexpr auto param_at_slot() noexcept {
   if constexpr (requires { typename pack_at<j, found>::type; }) {
     using P_j = typename pack_at<j, found>::type;
     using T = typename P_j::value_type;
-    static_assert(type_id_of<T> == declared.type);
+    static_assert(detail::type_id_of<T> == declared.type);
     return param_info<std::remove_const_t<decltype(detail::hana_string<P_j::name>())>, boost::hana::type<T>>{};
   } else {
     // Unreachable from a user's graph: every node kind that reads a
@@ -353,16 +367,16 @@ consteval bool is_alloc() noexcept {
 template <fixed_string Buffer>
 struct alloc_of {
   template <class T>
-  static T* element(const alloc_body<Buffer, T>*);
+  static T* element(const detail::alloc_body<Buffer, T>*);
 };
 template <class Body>
-using alloc_element_t = std::remove_pointer_t<decltype(alloc_of<to_fixed<Body::allocates.size()>(
+using alloc_element_t = std::remove_pointer_t<decltype(alloc_of<detail::to_fixed<Body::allocates.size()>(
     Body::allocates)>::element(static_cast<const Body*>(nullptr)))>;
 
 template <class G, class... Items>
 constexpr auto alloc_nodes(const graph_t<Items...>*) noexcept {
   constexpr bool allocates[] = {false, is_alloc<typename Items::body_type>()...};
-  constexpr std::size_t count = count_of_values(allocates);
+  constexpr std::size_t count = detail::count_of_values(allocates);
   std::array<std::uint32_t, count> out{};
   std::size_t k = 0;
   for (std::uint32_t v = 0; v != G::node_count; ++v)
@@ -377,13 +391,13 @@ constexpr auto buffer_at(const G& g) noexcept {
   constexpr std::size_t position = G::shape.position[V];
   using body = body_at<G, position>;
   constexpr std::string_view buffer = body::allocates;
-  constexpr auto name = to_fixed<buffer.size()>(buffer);
+  constexpr auto name = detail::to_fixed<buffer.size()>(buffer);
   using name_t = std::remove_const_t<decltype(detail::hana_string<name>())>;
   constexpr const auto& t = names_of<G>;
-  using node_name_t = std::remove_const_t<decltype(detail::hana_string<to_fixed<t.name(V).size()>(t.name(V))>())>;
+  using node_name_t = std::remove_const_t<decltype(detail::hana_string<detail::to_fixed<t.name(V).size()>(t.name(V))>())>;
   return buffer_info<name_t, boost::hana::type<alloc_element_t<body>>,
                      node_name_t>{
-      {}, {}, {}, get<position>(g.items).count};
+      {}, {}, {}, detail::get<position>(g.items).count};
 }
 
 template <class G, std::size_t... K>

@@ -27,6 +27,8 @@ namespace cudag::dsl {
 template <fixed_string Node, class Callable, class... ArgumentTypes>
 struct callable_does_not_accept_arguments;
 
+namespace detail {
+
 /// What a host or captured node whose callable does not accept its arguments
 /// holds after its error: a callable that accepts anything and does nothing,
 /// so that the graph compiles on and one mistake gives one error.
@@ -122,17 +124,22 @@ struct host_body : leaf_body {
   }
 };
 
+}  // namespace detail
+
 template <fixed_string Name, class F, class... A>
 [[nodiscard]] constexpr auto host(F function, const A&... args) {
-  if constexpr (!std::is_invocable_v<F&, const arg_type<A>&...>) {
-    static_assert(sizeof(callable_does_not_accept_arguments<Name, F, arg_type<A>...>) > 0);
-    using body = host_body<callable_after_error, A...>;
-    return node_t<Name, body>{body{{}, {}, make_node_tuple(args...)}};
+  if constexpr (!std::is_invocable_v<F&, const detail::arg_type<A>&...>) {
+    static_assert(sizeof(callable_does_not_accept_arguments<Name, F, detail::arg_type<A>...>) > 0);
+    using body = detail::host_body<detail::callable_after_error, A...>;
+    return detail::node_t<Name, body>{body{{}, {}, detail::make_node_tuple(args...)}};
   } else {
-    using body = host_body<F, A...>;
-    return node_t<Name, body>{body{{}, std::move(function), make_node_tuple(args...)}};
+    using body = detail::host_body<F, A...>;
+    return detail::node_t<Name, body>{
+        body{{}, std::move(function), detail::make_node_tuple(args...)}};
   }
 }
+
+namespace detail {
 
 // ---------------------------------------------------------------- captured --
 template <fixed_string What, class F, class... S>
@@ -209,16 +216,20 @@ struct captured_body : leaf_body {
   }
 };
 
+}  // namespace detail
+
 template <fixed_string Name, fixed_string What = "", class F, class... A>
 [[nodiscard]] constexpr auto captured(F record, const A&... args) {
-  if constexpr (!std::is_invocable_v<F&, cudaStream_t, const arg_type<A>&...>) {
+  if constexpr (!std::is_invocable_v<F&, cudaStream_t, const detail::arg_type<A>&...>) {
     static_assert(
-        sizeof(callable_does_not_accept_arguments<Name, F, cudaStream_t, arg_type<A>...>) > 0);
-    using body = captured_body<What, callable_after_error, A...>;
-    return node_t<Name, body>{body{{}, {}, make_node_tuple(args...)}};
+        sizeof(callable_does_not_accept_arguments<Name, F, cudaStream_t,
+                                                  detail::arg_type<A>...>) > 0);
+    using body = detail::captured_body<What, detail::callable_after_error, A...>;
+    return detail::node_t<Name, body>{body{{}, {}, detail::make_node_tuple(args...)}};
   } else {
-    using body = captured_body<What, F, A...>;
-    return node_t<Name, body>{body{{}, std::move(record), make_node_tuple(args...)}};
+    using body = detail::captured_body<What, F, A...>;
+    return detail::node_t<Name, body>{
+        body{{}, std::move(record), detail::make_node_tuple(args...)}};
   }
 }
 

@@ -13,6 +13,15 @@
 
 namespace cudag::dsl {
 
+/// An edge as a pair of node names: `constexpr name_pair table[] = {{"a", "b"}}`
+/// for edges_from<table>.
+struct name_pair {
+  std::string_view from;
+  std::string_view to;
+};
+
+namespace detail {
+
 /// A distinct address per type: compile-time type identity that can be
 /// compared for equality inside constant expressions.
 template <class T>
@@ -36,11 +45,6 @@ struct ref_info {
   unsigned default_value = 0; ///< condition
   bool assign_default = true; ///< condition
   type_tag (*runtime_type)() noexcept = nullptr;  ///< parameter: its run-time type tag
-};
-
-struct name_pair {
-  std::string_view from;
-  std::string_view to;
 };
 
 /// The body of an item that is not a node (edges): nothing to lower.
@@ -75,13 +79,11 @@ struct item_info {
   std::span<const condition_test> condition_tests;  ///< its own and its bodies'
 };
 
-}  // namespace cudag::dsl
-
-namespace cudag::dsl {
 /// The description of an edge group.
 [[nodiscard]] constexpr item_info edge_item_info(std::span<const name_pair> pairs) noexcept {
   item_info info;
   info.edges = pairs;
   return info;
 }
+}  // namespace detail
 }  // namespace cudag::dsl

@@ -24,6 +24,7 @@
 #include "cudag/dsl/node.hpp"
 
 namespace cudag::dsl {
+namespace detail {
 
 /// The name of the function `Kernel` ("app::scale"), for messages and
 /// pictures: read from the signature the compiler writes for this function
@@ -72,7 +73,7 @@ template <class Grid>
 // ---------------------------------------------------------------- launch --
 // A kernel node's launch: literal dimensions, and shape rules that make some
 // follow parameters. Computed with the spec engine's arithmetic, limits and
-// refusals (native::shape_rule_extent, detail::refuse_launch_rule), so that
+// refusals (native::shape_rule_extent, cudag::detail::refuse_launch_rule), so that
 // a DSL graph and its to_spec() launch alike.
 
 /// A launch dimension following a parameter: ceil(value * multiplier / divisor).
@@ -84,7 +85,7 @@ struct launch_rule {
 
 [[noreturn, gnu::cold]] inline void refuse_launch_rule(std::string_view node, const launch_rule& r,
                                                        std::string_view param, std::int64_t value) {
-  detail::refuse_launch_rule(std::string(node),
+  cudag::detail::refuse_launch_rule(std::string(node),
                              shape_rule{r.dim, std::string(param), r.multiplier, r.divisor}, value,
                              native::launch_limit(r.dim));
 }
@@ -103,7 +104,7 @@ inline void apply_launch_rules(cudaKernelNodeParams& k, std::span<const launch_r
     native::launch_dimension(k, r.dim) = e.value;
   }
   if (!native::block_fits(k.blockDim.x, k.blockDim.y, k.blockDim.z))
-    detail::refuse_launch_block(std::string(node), k.blockDim);
+    cudag::detail::refuse_launch_block(std::string(node), k.blockDim);
 }
 
 /// Literal grid, block and shared bytes (named as cudaKernelNodeParams's
@@ -333,6 +334,8 @@ template <class Grid, class Block, class Shared>
   }
 }
 
+}  // namespace detail
+
 /// Launch dimension `Dim` of kernel node `Node` is one CUDA cannot launch: a
 /// literal 0 (a grid or block dimension) or past CUDA's limit, or a rule
 /// with a multiplier or divisor of 0. Not constexpr: in a constant
@@ -353,6 +356,8 @@ template <fixed_string Node, launch_dim Dim>
                          std::to_string(native::launch_limit(Dim)) + ")",
                      cudaErrorInvalidConfiguration, {}, node);
 }
+
+namespace detail {
 
 template <fixed_string Node, launch_dim Dim, class E>
 constexpr void check_launch_entry(const E& e) {
@@ -584,6 +589,8 @@ template <fixed_string Name, class Params, class Function, class Grid, class Blo
   }
 }
 
+}  // namespace detail
+
 /// A node running nvcc kernel `Kernel` (a __global__ function). `grid` and
 /// `block`: a dim3 (or what converts to one), an integral parameter,
 /// blocks_for(count, per_block) or scaled(count, multiplier, divisor) (in x),
@@ -591,35 +598,37 @@ template <fixed_string Name, class Params, class Function, class Grid, class Blo
 /// pass shared_bytes(...) after the block.
 template <fixed_string Name, auto Kernel, unsigned SharedBytes = 0, class Grid, class Block,
           class... A>
-  requires std::is_pointer_v<decltype(Kernel)> && (!leads_with_shared_bytes<A...>)
+  requires std::is_pointer_v<decltype(Kernel)> && (!detail::leads_with_shared_bytes<A...>)
 [[nodiscard]] constexpr auto kernel(const Grid& grid, const Block& block, const A&... args) {
-  using params = typename kernel_signature<decltype(Kernel)>::params;
-  return make_kernel_node<Name, params>(static_kernel<Kernel>{}, grid, block, SharedBytes, args...);
+  using params = typename detail::kernel_signature<decltype(Kernel)>::params;
+  return detail::make_kernel_node<Name, params>(detail::static_kernel<Kernel>{}, grid, block,
+                                                SharedBytes, args...);
 }
 /// The same with shared bytes that may follow a parameter:
 /// `kernel<"attn", attn>(dims(blocks_for(seq, 128), batch), 128, shared_bytes(scaled(seq, 4)), ...)`.
 template <fixed_string Name, auto Kernel, class Grid, class Block, class Bytes, class... A>
   requires std::is_pointer_v<decltype(Kernel)>
 [[nodiscard]] constexpr auto kernel(const Grid& grid, const Block& block,
-                                    const shared_bytes_t<Bytes>& shared, const A&... args) {
-  using params = typename kernel_signature<decltype(Kernel)>::params;
-  return make_kernel_node<Name, params>(static_kernel<Kernel>{}, grid, block, shared, args...);
+                                    const detail::shared_bytes_t<Bytes>& shared, const A&... args) {
+  using params = typename detail::kernel_signature<decltype(Kernel)>::params;
+  return detail::make_kernel_node<Name, params>(detail::static_kernel<Kernel>{}, grid, block,
+                                                shared, args...);
 }
 
 /// A node running a run-time kernel (NVRTC) of a known signature.
 template <fixed_string Name, unsigned SharedBytes = 0, class... P, class Grid, class Block,
           class... A>
-  requires(!leads_with_shared_bytes<A...>)
+  requires(!detail::leads_with_shared_bytes<A...>)
 [[nodiscard]] auto kernel(const kernel_ref<void(P...)>& k, const Grid& grid, const Block& block,
                           const A&... args) {
-  return make_kernel_node<Name, type_list<P...>>(dynamic_kernel<void(P...)>{k}, grid, block, SharedBytes,
-                                            args...);
+  return detail::make_kernel_node<Name, type_list<P...>>(detail::dynamic_kernel<void(P...)>{k},
+                                                         grid, block, SharedBytes, args...);
 }
 template <fixed_string Name, class... P, class Grid, class Block, class Bytes, class... A>
 [[nodiscard]] auto kernel(const kernel_ref<void(P...)>& k, const Grid& grid, const Block& block,
-                          const shared_bytes_t<Bytes>& shared, const A&... args) {
-  return make_kernel_node<Name, type_list<P...>>(dynamic_kernel<void(P...)>{k}, grid, block, shared,
-                                            args...);
+                          const detail::shared_bytes_t<Bytes>& shared, const A&... args) {
+  return detail::make_kernel_node<Name, type_list<P...>>(detail::dynamic_kernel<void(P...)>{k},
+                                                         grid, block, shared, args...);
 }
 
 }  // namespace cudag::dsl

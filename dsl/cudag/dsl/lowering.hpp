@@ -14,7 +14,7 @@
 #include "cudag/lean_std.hpp"
 #include "cudag/native_nodes.hpp"
 
-namespace cudag::dsl {
+namespace cudag::dsl::detail {
 
 /// The parameters a rebind changed (name hashes): nodes in nested graphs
 /// that read any of them are recomputed.
@@ -40,4 +40,4 @@ struct lowering_state {
   }
 };
 
-}  // namespace cudag::dsl
+}  // namespace cudag::dsl::detail

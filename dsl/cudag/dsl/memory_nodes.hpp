@@ -19,6 +19,9 @@
 #include "cudag/dsl/node.hpp"
 
 namespace cudag::dsl {
+namespace detail {
+
+using cudag::detail::bytes_overflow;  // mem_alloc's size check, shared with the builder
 
 /// What a memcpy or memset node with an operand of the wrong type holds after
 /// its error: a body of its kind with null operands that keeps the
@@ -76,20 +79,25 @@ struct memcpy_body : leaf_body {
   }
 };
 
+}  // namespace detail
+
 template <fixed_string Name, class Dst, class Src>
 [[nodiscard]] constexpr auto memcpy(const Dst& dst, const Src& src, std::size_t bytes,
                                     cudaMemcpyKind direction = cudaMemcpyDefault) {
-  if constexpr (!dsl_passes_as<void*, Dst> || !dsl_passes_as<const void*, Src>) {
-    static_assert(check_operand<Name, "destination", void*, Dst>() &&
-                  check_operand<Name, "source", const void*, Src>());
-    using body = operands_after_error<memcpy_body<void*, const void*>, Dst, Src>;
-    return node_t<Name, body>{body{{{}, nullptr, nullptr, bytes, direction}}};
+  if constexpr (!detail::dsl_passes_as<void*, Dst> || !detail::dsl_passes_as<const void*, Src>) {
+    static_assert(detail::check_operand<Name, "destination", void*, Dst>() &&
+                  detail::check_operand<Name, "source", const void*, Src>());
+    using body = detail::operands_after_error<detail::memcpy_body<void*, const void*>, Dst, Src>;
+    return detail::node_t<Name, body>{body{{{}, nullptr, nullptr, bytes, direction}}};
   } else {
-    using body = memcpy_body<stored_arg<void*, Dst>, stored_arg<const void*, Src>>;
-    return node_t<Name, body>{
-        body{{}, store_arg<void*>(dst), store_arg<const void*>(src), bytes, direction}};
+    using body =
+        detail::memcpy_body<detail::stored_arg<void*, Dst>, detail::stored_arg<const void*, Src>>;
+    return detail::node_t<Name, body>{body{{}, detail::store_arg<void*>(dst),
+                                           detail::store_arg<const void*>(src), bytes, direction}};
   }
 }
+
+namespace detail {
 
 // ------------------------------------------------------------------ memset --
 template <class Dst, class Fill>
@@ -109,7 +117,8 @@ struct memset_body : leaf_body {
   constexpr void for_each_buffer_view(F&& f) const {
     if constexpr (named_buffer<Dst>)
       f(Dst::name.view(), dst.offset * sizeof(typename Dst::element_type),
-        detail::memset_extent(sizeof(fill_type), width, height, pitch_bytes), view_access::sets);
+        cudag::detail::memset_extent(sizeof(fill_type), width, height, pitch_bytes),
+        view_access::sets);
   }
 
   struct storage {
@@ -144,20 +153,24 @@ inline constexpr bool is_memset_fill =
     (std::is_integral_v<F> || std::is_floating_point_v<F>) &&
     (sizeof(F) == 1 || sizeof(F) == 2 || sizeof(F) == 4);
 
+}  // namespace detail
+
 /// `height` rows of `width` elements, rows `pitch_bytes` apart.
 template <fixed_string Name, class Dst, class Fill>
 [[nodiscard]] constexpr auto memset_2d(const Dst& dst, std::size_t pitch_bytes, const Fill& fill,
                                        std::size_t width, std::size_t height) {
-  if constexpr (!dsl_passes_as<void*, Dst> || !is_memset_fill<arg_type<Fill>>) {
-    static_assert(check_operand<Name, "destination", void*, Dst>());
-    if constexpr (!is_memset_fill<arg_type<Fill>>)
+  if constexpr (!detail::dsl_passes_as<void*, Dst> ||
+                !detail::is_memset_fill<detail::arg_type<Fill>>) {
+    static_assert(detail::check_operand<Name, "destination", void*, Dst>());
+    if constexpr (!detail::is_memset_fill<detail::arg_type<Fill>>)
       static_assert(sizeof(node_operand_has_wrong_type<Name, "fill (1, 2 or 4 bytes)", unsigned,
                                                        Fill>) > 0);
-    using body = operands_after_error<memset_body<void*, unsigned>, Dst, Fill>;
-    return node_t<Name, body>{body{{{}, nullptr, 0u, width, height, pitch_bytes}}};
+    using body = detail::operands_after_error<detail::memset_body<void*, unsigned>, Dst, Fill>;
+    return detail::node_t<Name, body>{body{{{}, nullptr, 0u, width, height, pitch_bytes}}};
   } else {
-    using body = memset_body<stored_arg<void*, Dst>, Fill>;
-    return node_t<Name, body>{body{{}, store_arg<void*>(dst), fill, width, height, pitch_bytes}};
+    using body = detail::memset_body<detail::stored_arg<void*, Dst>, Fill>;
+    return detail::node_t<Name, body>{
+        body{{}, detail::store_arg<void*>(dst), fill, width, height, pitch_bytes}};
   }
 }
 
@@ -166,6 +179,8 @@ template <fixed_string Name, class Dst, class Fill>
 [[nodiscard]] constexpr auto memset(const Dst& dst, const Fill& fill, std::size_t count) {
   return memset_2d<Name>(dst, 0, fill, count, 1);
 }
+
+namespace detail {
 
 // ---------------------------------------------------------------- mem alloc --
 template <fixed_string Buffer, class T>
@@ -196,23 +211,27 @@ struct alloc_body : leaf_body {
   }
 };
 
+}  // namespace detail
+
 /// mem_alloc node Node's `count` elements of T are more bytes than
 /// std::size_t holds. Not constexpr: in a constant declaration, calling it is
 /// the compile error, its template arguments naming the node and the buffer;
 /// at run time it throws cudag::error naming the node.
 template <fixed_string Node, fixed_string Buffer, class T>
 [[noreturn]] void allocation_size_overflows(std::size_t count) {
-  detail::refuse_allocation_size({}, Node.view(), count, sizeof(T));
+  cudag::detail::refuse_allocation_size({}, Node.view(), count, sizeof(T));
 }
 
-template <fixed_string Name, named_buffer B>
+template <fixed_string Name, detail::named_buffer B>
 [[nodiscard]] constexpr auto mem_alloc(B, std::size_t count, int device = -1) {
   using T = typename B::element_type;
   // Refused where declared: a wrapped size would allocate too little.
   if (detail::bytes_overflow(count, sizeof(T))) allocation_size_overflows<Name, B::name, T>(count);
-  using body = alloc_body<B::name, T>;
-  return node_t<Name, body>{body{{}, count, device}};
+  using body = detail::alloc_body<B::name, T>;
+  return detail::node_t<Name, body>{body{{}, count, device}};
 }
+
+namespace detail {
 
 template <fixed_string Buffer>
 struct free_body : leaf_body {
@@ -231,9 +250,11 @@ struct free_body : leaf_body {
   void write_spec(spec_writer& w, std::string_view name) const { w.mem_free(name, Buffer.view()); }
 };
 
-template <fixed_string Name, named_buffer B>
+}  // namespace detail
+
+template <fixed_string Name, detail::named_buffer B>
 [[nodiscard]] constexpr auto mem_free(B) {
-  return node_t<Name, free_body<B::name>>{};
+  return detail::node_t<Name, detail::free_body<B::name>>{};
 }
 
 }  // namespace cudag::dsl

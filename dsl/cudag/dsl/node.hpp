@@ -16,7 +16,7 @@
 #include "cudag/dsl/items.hpp"
 #include "cudag/dsl/lowering.hpp"
 
-namespace cudag::dsl {
+namespace cudag::dsl::detail {
 
 /// Defaults a body may override: no nested graph, nothing allocated or freed.
 struct leaf_body {
@@ -233,4 +233,4 @@ struct storage_of_body<Body> {
   using type = slotted_storage<typename Body::storage>;
 };
 
-}  // namespace cudag::dsl
+}  // namespace cudag::dsl::detail

@@ -14,7 +14,7 @@
 #include <type_traits>
 #include <utility>
 
-namespace cudag::dsl {
+namespace cudag::dsl::detail {
 
 /// Element I of a node tuple.
 template <std::size_t I, class T>
@@ -57,4 +57,4 @@ template <std::size_t I, class Tuple>
   return node_leaf<I>(tuple);
 }
 
-}  // namespace cudag::dsl
+}  // namespace cudag::dsl::detail

@@ -20,7 +20,7 @@
 #include "cudag/dsl/items.hpp"
 #include "cudag/dsl/node.hpp"
 
-namespace cudag::dsl {
+namespace cudag::dsl::detail {
 
 enum class shape_problem {
   none,
@@ -860,4 +860,4 @@ template <shape_sizes S, std::size_t A>
   return g;
 }
 
-}  // namespace cudag::dsl
+}  // namespace cudag::dsl::detail

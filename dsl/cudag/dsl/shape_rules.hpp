@@ -25,7 +25,7 @@
 
 #include "cudag/dsl/shape.hpp"
 
-namespace cudag::dsl {
+namespace cudag::dsl::detail {
 
 // ----------------------------------------------------------- description --
 /// A parameter, buffer or condition a node reads. `type`: a parameter's type
@@ -313,4 +313,4 @@ struct described_items {
   return verdict_of(analyze_shape_at_run_time(described.items), top_level);
 }
 
-}  // namespace cudag::dsl
+}  // namespace cudag::dsl::detail
