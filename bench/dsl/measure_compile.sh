@@ -6,6 +6,7 @@
 #   compiler | shape | what | nodes | wall s | user+sys s | peak MiB
 set -eu
 root=$1; sizes=$2; shapes=$3; compilers=$4; repeats=$5; what=${6:-full}
+. "$(dirname "$0")/compile_timing.sh"
 cuda=$(sh "$root/scripts/cuda-root.sh")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -23,13 +24,8 @@ for compiler in $compilers; do
       python3 "$root/bench/dsl/gen_graph.py" "$shape" "$nodes" "$src" 7 "$what"
       run=1
       while [ "$run" -le "$repeats" ]; do
-        /usr/bin/time -v "$@" 2> "$work/time.txt" > /dev/null || { cat "$work/time.txt" | head -30; exit 1; }
-        seconds=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$work/time.txt")
-        kib=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$work/time.txt")
-        user=$(sed -n 's/.*User time (seconds): //p' "$work/time.txt")
-        sys=$(sed -n 's/.*System time (seconds): //p' "$work/time.txt")
-        cpu=$(echo "$user + $sys" | bc)
-        echo "| $compiler | $shape | $what | $nodes | $seconds | $cpu | $((kib / 1024)) |"
+        time_compile "$@"
+        echo "| $compiler | $shape | $what | $nodes | $seconds | $cpu | $mib |"
         run=$((run + 1))
       done
     done

@@ -13,6 +13,7 @@
 #   compiler | nodes | variant | wall (m:ss) | user+sys s | peak MiB
 set -eu
 root=$1; sizes=$2; compilers=$3; repeats=$4
+. "$(dirname "$0")/compile_timing.sh"
 cuda=$(sh "$root/scripts/cuda-root.sh")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -61,13 +62,8 @@ EOF
       esac
       run=1
       while [ "$run" -le "$repeats" ]; do
-        /usr/bin/time -v "$@" 2> "$work/time.txt" > /dev/null || { head -30 "$work/time.txt"; exit 1; }
-        seconds=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$work/time.txt")
-        kib=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$work/time.txt")
-        user=$(sed -n 's/.*User time (seconds): //p' "$work/time.txt")
-        sys=$(sed -n 's/.*System time (seconds): //p' "$work/time.txt")
-        cpu=$(echo "$user + $sys" | bc)
-        echo "| $compiler | $nodes | $variant | $seconds | $cpu | $((kib / 1024)) |"
+        time_compile "$@"
+        echo "| $compiler | $nodes | $variant | $seconds | $cpu | $mib |"
         run=$((run + 1))
       done
     done
