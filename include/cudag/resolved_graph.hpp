@@ -71,6 +71,8 @@ class dependency_rows {
 
   /// Appends the next graph's rows (`begin`: nodes + 1 entries from 0).
   void add(std::span<const std::uint32_t> begin, std::span<const std::uint32_t> deps);
+  /// The first graph's rows, taken over rather than copied (empty rows only).
+  void add_first(std::vector<std::uint32_t>&& begin, std::vector<std::uint32_t>&& deps);
   /// Appends the next graph, and the graphs nested in it, as by-name.
   void add_by_name(std::size_t graphs);
   /// Appends every graph of `nested` (a nested graph's own tree).

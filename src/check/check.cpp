@@ -61,7 +61,12 @@ resolved_graph resolve(graph_spec spec) {
       for (std::uint32_t v = 0, slot = 0; v < view.size(); ++v)
         for (const auto e : boost::make_iterator_range(out_edges(v, view.dependencies())))
           deps[slot++] = static_cast<std::uint32_t>(target(e, view.dependencies()));
-      rows.add(view.first_slot(), deps);
+      if (f == 0) {  // the top level's, usually nearly all: its deps taken over
+        rows.add_first(std::vector<std::uint32_t>(view.first_slot()), std::move(deps));
+        deps = {};
+      } else {
+        rows.add(view.first_slot(), deps);
+      }
     }
   }
   return resolved_graph(std::move(spec), std::move(rows));
@@ -78,6 +83,13 @@ void dependency_rows::add(std::span<const std::uint32_t> begin, std::span<const 
                      static_cast<std::uint32_t>(begin.size() - 1)});
   begin_.insert(begin_.end(), begin.begin(), begin.end());
   deps_.insert(deps_.end(), deps.begin(), deps.end());
+}
+
+void dependency_rows::add_first(std::vector<std::uint32_t>&& begin, std::vector<std::uint32_t>&& deps) {
+  if (!graphs_.empty() || begin.empty()) return add(begin, deps);
+  graphs_.push_back({0, 0, static_cast<std::uint32_t>(begin.size() - 1)});
+  begin_ = std::move(begin);
+  deps_ = std::move(deps);
 }
 
 void dependency_rows::add_by_name(std::size_t graphs) { graphs_.resize(graphs_.size() + graphs); }

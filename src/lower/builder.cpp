@@ -273,23 +273,15 @@ node_ref builder::while_loop(std::string name, const condition_handle& c, resolv
 }
 
 node_ref builder::if_then(std::string name, const condition_handle& c, graph_spec then_body) {
-  std::vector<graph_spec> bodies;
-  bodies.push_back(std::move(then_body));
-  return add_conditional(std::move(name), conditional_kind::if_then, c, std::move(bodies));
+  return add_conditional(std::move(name), conditional_kind::if_then, c, bodies_of(std::move(then_body)));
 }
-
 node_ref builder::if_else(std::string name, const condition_handle& c, graph_spec then_body,
                           graph_spec else_body) {
-  std::vector<graph_spec> bodies;
-  bodies.push_back(std::move(then_body));
-  bodies.push_back(std::move(else_body));
-  return add_conditional(std::move(name), conditional_kind::if_else, c, std::move(bodies));
+  return add_conditional(std::move(name), conditional_kind::if_else, c,
+                         bodies_of(std::move(then_body), std::move(else_body)));
 }
-
 node_ref builder::while_loop(std::string name, const condition_handle& c, graph_spec body) {
-  std::vector<graph_spec> bodies;
-  bodies.push_back(std::move(body));
-  return add_conditional(std::move(name), conditional_kind::while_loop, c, std::move(bodies));
+  return add_conditional(std::move(name), conditional_kind::while_loop, c, bodies_of(std::move(body)));
 }
 
 node_ref builder::switch_case(std::string name, const condition_handle& c,
@@ -391,7 +383,7 @@ detail::dependency_rows builder::tree_rows() const {
   {
     std::vector<std::uint32_t> begin, deps;
     write_dependencies(begin, deps);
-    rows.add(begin, deps);
+    rows.add_first(std::move(begin), std::move(deps));
   }
   // Without a nested graph given resolved, every nested graph is by name:
   // past the last entry, so none needs one.

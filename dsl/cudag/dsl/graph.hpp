@@ -273,8 +273,8 @@ template <class... Items>
                                                           G::shape.message.view())>())::type;
     return static_cast<const error&&>(detail::shape_error_of<error>());  // an rvalue: refused_graph
   } else {
-    using detail::checks_buffer_views, detail::check_buffer_views;
-    if constexpr (checks_buffer_views<Items...> && !CUDAG_DSL_DEVICE_PASS) check_buffer_views(items...);
+    if constexpr (detail::checks_buffer_views<Items...> && !CUDAG_DSL_DEVICE_PASS)
+      detail::check_buffer_views(items...);
     return G{detail::make_chunked_tuple(items.body...)};
   }
 }

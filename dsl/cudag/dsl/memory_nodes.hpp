@@ -21,8 +21,6 @@
 namespace cudag::dsl {
 namespace detail {
 
-using cudag::detail::bytes_overflow;  // mem_alloc's size check, shared with the builder
-
 /// What a memcpy or memset node with an operand of the wrong type holds after
 /// its error: a body of its kind with null operands that keeps the
 /// references of the operands given (the graph's parameters stay as
@@ -226,7 +224,8 @@ template <fixed_string Name, detail::named_buffer B>
 [[nodiscard]] constexpr auto mem_alloc(B, std::size_t count, int device = -1) {
   using T = typename B::element_type;
   // Refused where declared: a wrapped size would allocate too little.
-  if (detail::bytes_overflow(count, sizeof(T))) allocation_size_overflows<Name, B::name, T>(count);
+  if (cudag::detail::bytes_overflow(count, sizeof(T)))  // the builder's check too
+    allocation_size_overflows<Name, B::name, T>(count);
   using body = detail::alloc_body<B::name, T>;
   return detail::node_t<Name, body>{body{{}, count, device}};
 }
