@@ -174,6 +174,21 @@ struct kernel_ref<void(P...)> {
   const void* function = nullptr;
   std::string name;
   std::shared_ptr<const void> keep_alive;
+  /// The kernel calls cudaGridDependencySynchronize() before it reads what
+  /// its predecessors wrote (see synchronizes_grid_dependencies()).
+  bool synchronizes_grid_dependencies = false;
 };
+
+/// Marks kernel `k` as one that calls cudaGridDependencySynchronize() before
+/// it reads what its predecessors wrote, so that a programmatic or
+/// launch-completion edge may lead into its nodes:
+///   b.kernel("consume", cudag::synchronizes_grid_dependencies(CUDAG_KERNEL(consume)), ...);
+/// The kind of `k` is kept (a named kernel stays named).
+template <class K>
+  requires requires(K k) { k.synchronizes_grid_dependencies = true; }
+[[nodiscard]] K synchronizes_grid_dependencies(K k) {
+  k.synchronizes_grid_dependencies = true;
+  return k;
+}
 
 }  // namespace cudag

@@ -65,7 +65,7 @@ template <std::integral T>
 /// A kernel with its name, for messages and pictures.
 template <class... P>
 [[nodiscard]] kernel_ref<void(P...)> kernel_of(void (*function)(P...), std::string name) {
-  return {reinterpret_cast<const void*>(function), std::move(name), nullptr};
+  return {reinterpret_cast<const void*>(function), std::move(name), nullptr, false};
 }
 
 /// A kernel's name as a template argument, so that a compile error about
@@ -84,7 +84,7 @@ template <kernel_name Name, class Signature>
 struct named_kernel : kernel_ref<Signature> {};
 template <kernel_name Name, class... P>
 [[nodiscard]] named_kernel<Name, void(P...)> kernel_of(void (*function)(P...)) {
-  return {{reinterpret_cast<const void*>(function), std::string(Name.text), nullptr}};
+  return {{reinterpret_cast<const void*>(function), std::string(Name.text), nullptr, false}};
 }
 #define CUDAG_KERNEL(function) ::cudag::kernel_of<#function>(&function)
 
@@ -423,8 +423,13 @@ class builder {
 
   // ----------------------------------------------------------------- edges --
   void edge(const node_ref& from, const node_ref& to);
+  /// An edge of another kind than full: edge_kind::programmatic or
+  /// edge_kind::launch_completion, from a kernel node into a kernel node
+  /// that synchronizes its grid dependencies (check() refuses others). An
+  /// edge added again with another kind is refused, naming it.
+  void edge(const node_ref& from, const node_ref& to, edge_kind kind);
   /// By name; an unknown name is refused at once, naming the edge.
-  void edge(std::string_view from, std::string_view to);
+  void edge(std::string_view from, std::string_view to, edge_kind kind = edge_kind::full);
   /// a -> b -> c ...
   template <class... N>
   void chain(const node_ref& first, const N&... rest) {
@@ -475,6 +480,7 @@ class builder {
     n.function = k.function;
     n.function_name = std::move(k.name);
     n.keep_alive = std::move(k.keep_alive);
+    n.synchronizes_grid_dependencies = k.synchronizes_grid_dependencies;
     n.args.reserve(sizeof...(A));
     (append_value<P>(n.args, std::forward<A>(args)), ...);
     apply_launch(n, config);

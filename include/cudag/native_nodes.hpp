@@ -30,6 +30,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -245,6 +246,17 @@ template <class Launch>
 
 cudaGraphNode_t add_kernel(cudaGraph_t g, deps_span deps, const cudaKernelNodeParams& p,
                            std::string_view name);
+/// CUDA's edge data for an edge of kind `kind`: zeros for a full edge; the
+/// programmatic dependency type from the upstream kernel's programmatic or
+/// launch-completion port otherwise.
+[[nodiscard]] cudaGraphEdgeData edge_data_of(edge_kind kind) noexcept;
+/// The edge kind CUDA's edge data `data` means; none for a combination
+/// cudag does not write (import refuses it, naming the edge).
+[[nodiscard]] std::optional<edge_kind> edge_kind_of(const cudaGraphEdgeData& data) noexcept;
+/// A kernel node after `deps`, dependency k of kind `edges[k]` (one per
+/// dependency): cudaGraphAddNode with the edge data.
+cudaGraphNode_t add_kernel(cudaGraph_t g, deps_span deps, std::span<const cudaGraphEdgeData> edges,
+                           const cudaKernelNodeParams& p, std::string_view name);
 void set_kernel(param_target to, cudaGraphNode_t n, const cudaKernelNodeParams& p,
                 std::string_view name);
 /// cudaLaunchAttributePriority, honoured when instantiated with node priorities.

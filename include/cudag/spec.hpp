@@ -109,6 +109,10 @@ struct kernel_node {
   std::optional<grid_rule> grid_from;
   std::vector<shape_rule> shape_rules;  ///< applied after grid_from, in order
   int priority = 0;                ///< used when instantiated with node priorities
+  /// The kernel calls cudaGridDependencySynchronize() before it reads what
+  /// its predecessors wrote: only then may a programmatic or
+  /// launch-completion edge lead into it (check() refuses one otherwise).
+  bool synchronizes_grid_dependencies = false;
   std::shared_ptr<const void> keep_alive;  ///< e.g. the run-time compiled module
 };
 
@@ -240,10 +244,43 @@ enum class node_kind {
 /// nodes have one), more on the heap.
 using dependency_names = small_vector<std::string, 1>;
 
+/// How a dependency orders its two nodes: CUDA's edge data (the upstream
+/// node's outgoing port and the dependency's type, cudaGraphEdgeData).
+enum class edge_kind : unsigned char {
+  /// The downstream node starts once the upstream node has completed, its
+  /// writes visible (CUDA's default edge).
+  full,
+  /// Between kernel nodes: the downstream kernel may launch once every block
+  /// of the upstream kernel has called cudaTriggerProgrammaticLaunchCompletion()
+  /// or exited (cudaGraphKernelNodePortProgrammatic); it must call
+  /// cudaGridDependencySynchronize() before it reads what the upstream wrote.
+  programmatic,
+  /// Between kernel nodes: the downstream kernel may launch once every block
+  /// of the upstream kernel has begun (cudaGraphKernelNodePortLaunchCompletion);
+  /// the same synchronization rule as programmatic.
+  launch_completion,
+};
+[[nodiscard]] constexpr std::string_view edge_kind_name(edge_kind kind) noexcept {
+  switch (kind) {
+    case edge_kind::full: return "full";
+    case edge_kind::programmatic: return "programmatic";
+    case edge_kind::launch_completion: return "launch_completion";
+  }
+  return "unknown";
+}
+
 struct node {
   std::string name;
   node_params params;
   dependency_names deps;  ///< names of nodes of the same graph
+  /// Empty: every dependency is full (nearly every node). Otherwise one kind
+  /// per dependency, in the order of `deps` (check() refuses other lengths).
+  std::vector<edge_kind> dependency_kinds;
+
+  /// The kind of dependency `k` (an index into deps).
+  [[nodiscard]] edge_kind dependency_kind(std::size_t k) const noexcept {
+    return k < dependency_kinds.size() ? dependency_kinds[k] : edge_kind::full;
+  }
 
   [[nodiscard]] node_kind kind() const noexcept { return static_cast<node_kind>(params.index()); }
 };

@@ -8,6 +8,8 @@
 #include <variant>
 #include <vector>
 
+#include <boost/range/iterator_range.hpp>
+
 #include "check_passes.hpp"
 #include "checked_plan.hpp"
 #include "cudag/check.hpp"
@@ -89,6 +91,7 @@ class node_checker {
   void run() {
     check_placement();
     std::visit([this](const auto& p) { check_kind(p); }, node_.params);
+    if (!node_.dependency_kinds.empty()) check_dependency_kinds();
     std::size_t position = 0;
     for_each_value(node_, [&](const value& v) {
       check_value(v, position++);
@@ -265,6 +268,49 @@ class node_checker {
         return "conditional node '" + path() + "' uses condition '" + c.condition +
                "', which is not declared in its graph or an enclosing one";
       });
+    }
+  }
+
+  /// Edges of a kind other than full: one kind per dependency; only between
+  /// kernel nodes (CUDA's rule); only into a kernel that synchronizes its
+  /// grid dependencies (cudag's: else it may read before the upstream wrote).
+  void check_dependency_kinds() const {
+    if (node_.dependency_kinds.size() != node_.deps.size())
+      fail([&] {
+        return "node '" + path() + "' lists " + std::to_string(node_.dependency_kinds.size()) +
+               " dependency kinds for its " + std::to_string(node_.deps.size()) +
+               " dependencies; give one kind per dependency, or none (every edge full)";
+      });
+    const dependency_graph& dependencies = frame_.view.dependencies();
+    std::size_t k = 0;
+    for (const auto e : boost::make_iterator_range(out_edges(static_cast<std::uint32_t>(node_index_), dependencies))) {
+      const edge_kind kind = node_.dependency_kinds[k++];
+      if (kind == edge_kind::full) continue;
+      const std::size_t upstream = target(e, dependencies);
+      const node& from = frame_.spec().nodes[upstream];
+      const auto edge = [&] {
+        return std::string(edge_kind_name(kind)) + " edge '" + frame_.view.path(upstream) +
+               "' -> '" + path() + "'";
+      };
+      if (from.kind() != node_kind::kernel || node_.kind() != node_kind::kernel) {
+        const bool upstream_at_fault = from.kind() != node_kind::kernel;
+        fail([&] {
+          const node& culprit = upstream_at_fault ? from : node_;
+          const std::string_view culprit_kind = kind_name(culprit.kind());
+          return edge() + ": CUDA allows one only from a kernel node into a kernel node, and '" +
+                 (upstream_at_fault ? frame_.view.path(upstream) : path()) + "' is " +
+                 (culprit_kind.front() == 'e' ? "an " : "a ") + std::string(culprit_kind) + " node";
+        });
+      }
+      if (!std::get<kernel_node>(node_.params).synchronizes_grid_dependencies)
+        fail([&] {
+          return edge() + ": kernel node '" + path() +
+                 "' does not synchronize its grid dependencies, so it may read what '" +
+                 frame_.view.path(upstream) +
+                 "' writes before it is written; mark its kernel with "
+                 "cudag::synchronizes_grid_dependencies() once it calls "
+                 "cudaGridDependencySynchronize() before those reads";
+        });
     }
   }
 

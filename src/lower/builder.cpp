@@ -289,7 +289,9 @@ node_ref builder::switch_case(std::string name, const condition_handle& c,
   return add_conditional(std::move(name), conditional_kind::switch_case, c, std::move(cases));
 }
 
-void builder::edge(const node_ref& from, const node_ref& to) {
+void builder::edge(const node_ref& from, const node_ref& to) { edge(from, to, edge_kind::full); }
+
+void builder::edge(const node_ref& from, const node_ref& to, edge_kind kind) {
   const auto current = [&](const node_ref& r) {
     return r.owner_ == this && r.generation_ == generation_ && r.index_ < spec_.nodes.size();
   };
@@ -298,21 +300,38 @@ void builder::edge(const node_ref& from, const node_ref& to) {
     throw error("graph '" + spec_.name + "': edge " + from.name() + " -> " + to.name() +
                     " is a cycle of one node",
                 cudaSuccess, {}, to.name());
-  auto& deps = spec_.nodes[to.index_].deps;
+  cudag::node& target = spec_.nodes[to.index_];
+  auto& deps = target.deps;
   const std::string& dep = spec_.nodes[from.index_].name;
   const std::uint64_t key = (static_cast<std::uint64_t>(to.index_) << 32) | from.index_;
   // A short list is scanned; a long one (a join of many nodes) is looked up
   // in long_list_edges_, so that a fan-in of n costs O(n), not O(n^2).
   const std::size_t listed = deps.size();
   if (listed >= long_list_from ? has_long_list_edge(key)
-                               : std::find(deps.begin(), deps.end(), dep) != deps.end())
+                               : std::find(deps.begin(), deps.end(), dep) != deps.end()) {
+    const auto at = static_cast<std::size_t>(std::find(deps.begin(), deps.end(), dep) - deps.begin());
+    if (target.dependency_kind(at) != kind)
+      throw error("graph '" + spec_.name + "': edge " + from.name() + " -> " + to.name() + " is " +
+                      std::string(edge_kind_name(target.dependency_kind(at))) +
+                      " and is added again as " + std::string(edge_kind_name(kind)),
+                  cudaSuccess, {}, to.name());
     return;
+  }
   // The keys this edge puts in the set: none while the list stays short,
   // the whole list as it turns long, then its own.
   const std::size_t keys = listed + 1 < long_list_from ? 0 : listed + 1 == long_list_from ? long_list_from : 1;
   // Room first, so that the lists grow together or not at all.
   if (edges_.size() == edges_.capacity()) edges_.reserve(std::max<std::size_t>(64, 2 * edges_.size()));
   room_for_long_list_edges(keys);
+  // Kinds are kept only once a node has an edge other than full; room for
+  // both lists first, so that they grow together or not at all.
+  const bool kinds_kept = kind != edge_kind::full || !target.dependency_kinds.empty();
+  if (kinds_kept) {
+    target.dependency_kinds.reserve(listed + 1);
+    deps.reserve(listed + 1);
+    target.dependency_kinds.resize(listed, edge_kind::full);
+    target.dependency_kinds.push_back(kind);
+  }
   deps.push_back(dep);
   edges_.push_back(key);
   if (keys == 1) {
@@ -449,7 +468,7 @@ void builder::write_dependencies(std::vector<std::uint32_t>& begin,
   for (const std::uint64_t e : edges_) deps[next[e >> 32]++] = static_cast<std::uint32_t>(e);
 }
 
-void builder::edge(std::string_view from, std::string_view to) {
+void builder::edge(std::string_view from, std::string_view to, edge_kind kind) {
   const std::size_t f = find_node(from);
   const std::size_t t = find_node(to);
   if (f == npos || t == npos) {
@@ -458,7 +477,7 @@ void builder::edge(std::string_view from, std::string_view to) {
                     std::string(to) + " names unknown node '" + std::string(unknown) + "'",
                 cudaSuccess, {}, std::string(unknown));
   }
-  edge(node_ref(*this, f), node_ref(*this, t));
+  edge(node_ref(*this, f), node_ref(*this, t), kind);
 }
 
 node_ref builder::node(std::string_view name) {

@@ -81,7 +81,10 @@ std::uint64_t node_key(const node& n) {
   h.str(n.name);
   h.u64(static_cast<std::uint64_t>(n.kind()));
   unordered_hasher deps;
-  for (const std::string& d : n.deps) deps.add(std::hash<std::string_view>{}(d));
+  // An edge's kind is part of the topology: CUDA cannot change it in place.
+  for (std::size_t k = 0; k < n.deps.size(); ++k)
+    deps.add(std::hash<std::string_view>{}(n.deps[k]) ^
+             (static_cast<std::size_t>(n.dependency_kind(k)) * 0x9E3779B97F4A7C15ull));
   deps.into(h);
   // What each value is, not what it holds: a node reading another graph
   // buffer or condition, or more or fewer values, cannot be updated in place.

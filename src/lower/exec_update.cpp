@@ -89,8 +89,11 @@ void require_same_conditions(const exec::impl& st, const graph_spec& next) {
   if (now.size() != was.size()) refuse(st, next, {}, "the changed spec declares fewer conditions");
 }
 
-std::vector<std::string_view> sorted_deps(const node& n) {
-  std::vector<std::string_view> deps(n.deps.begin(), n.deps.end());
+/// A node's dependencies with their kinds, in name order.
+std::vector<std::pair<std::string_view, edge_kind>> sorted_deps(const node& n) {
+  std::vector<std::pair<std::string_view, edge_kind>> deps;
+  deps.reserve(n.deps.size());
+  for (std::size_t k = 0; k < n.deps.size(); ++k) deps.emplace_back(n.deps[k], n.dependency_kind(k));
   std::sort(deps.begin(), deps.end());
   return deps;
 }
@@ -104,7 +107,7 @@ void require_same_structure(const exec::impl& st, const graph_spec& next, const 
     refuse(st, next, n.path, "node '" + n.path + "' changes kind (" + std::string(kind_name(was.kind())) +
                            " -> " + std::string(kind_name(now.kind())) + ")");
   if (sorted_deps(was) != sorted_deps(now))
-    refuse(st, next, n.path, "node '" + n.path + "' changes its dependencies");
+    refuse(st, next, n.path, "node '" + n.path + "' changes its dependencies or their kinds");
   if (const auto* a = std::get_if<mem_alloc_node>(&was.params)) {
     const auto& b = std::get<mem_alloc_node>(now.params);
     if (a->buffer != b.buffer || a->bytes != b.bytes || a->device != b.device)

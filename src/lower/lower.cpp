@@ -85,7 +85,7 @@ class lowerer {
     const auto add_prepared = [&] {
       for (const auto& [i, index] : prepared) {
         gather_dependencies(i);
-        created[i] = add_kernel_node(index, target, deps);
+        created[i] = add_kernel_node(index, target, deps, g.nodes[i].dependency_kinds);
       }
       prepared.clear();
     };
@@ -198,11 +198,20 @@ class lowerer {
     if (p.keep_alive) owned_.push_back(p.keep_alive);
   }
 
-  /// Adds prepared kernel node `index` to `target` after `deps`.
+  /// Adds prepared kernel node `index` to `target` after `deps`, of kinds
+  /// `kinds` (none: every dependency full).
   cudaGraphNode_t add_kernel_node(std::uint32_t index, cudaGraph_t target,
-                                  std::span<const cudaGraphNode_t> deps) {
+                                  std::span<const cudaGraphNode_t> deps,
+                                  std::span<const edge_kind> kinds) {
     node_state& st = nodes_[index];
-    const cudaGraphNode_t h = native::add_kernel(target, deps, st.kernel, st.path);
+    cudaGraphNode_t h = nullptr;
+    if (kinds.empty()) {
+      h = native::add_kernel(target, deps, st.kernel, st.path);
+    } else {
+      edges_.clear();
+      for (const edge_kind kind : kinds) edges_.push_back(native::edge_data_of(kind));
+      h = native::add_kernel(target, deps, edges_, st.kernel, st.path);
+    }
     st.handle = h;
     const int priority = std::get<kernel_node>(st.spec_node->params).priority;
     if (priority != 0) native::set_kernel_priority(h, priority, st.path);
@@ -351,6 +360,7 @@ class lowerer {
   const std::shared_ptr<host_failure_sink>& failures_;
   unique_stream& capture_stream_;
   std::span<const cudaGraphNode_t> root_dependencies_;  ///< of the top-level graph's roots
+  std::vector<cudaGraphEdgeData> edges_;  ///< scratch: a kernel node's edge data
   bool eager_ = false;  ///< each node runs as stream work on stream_, no graph
   cudaStream_t stream_ = nullptr;  ///< (the null stream is a stream)
 };

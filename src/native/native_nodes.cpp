@@ -492,6 +492,46 @@ cudaGraphNode_t add_kernel(cudaGraph_t g, deps_span deps, const cudaKernelNodePa
   return n;
 }
 
+cudaGraphEdgeData edge_data_of(edge_kind kind) noexcept {
+  cudaGraphEdgeData data{};
+  if (kind == edge_kind::full) return data;
+  data.type = cudaGraphDependencyTypeProgrammatic;
+  data.from_port = kind == edge_kind::programmatic ? cudaGraphKernelNodePortProgrammatic
+                                                   : cudaGraphKernelNodePortLaunchCompletion;
+  return data;
+}
+
+std::optional<edge_kind> edge_kind_of(const cudaGraphEdgeData& data) noexcept {
+  if (data.to_port != 0) return std::nullopt;
+  if (data.type == cudaGraphDependencyTypeDefault && data.from_port == cudaGraphKernelNodePortDefault)
+    return edge_kind::full;
+  if (data.type != cudaGraphDependencyTypeProgrammatic) return std::nullopt;
+  if (data.from_port == cudaGraphKernelNodePortProgrammatic) return edge_kind::programmatic;
+  if (data.from_port == cudaGraphKernelNodePortLaunchCompletion) return edge_kind::launch_completion;
+  return std::nullopt;
+}
+
+cudaGraphNode_t add_kernel(cudaGraph_t g, deps_span deps, std::span<const cudaGraphEdgeData> edges,
+                           const cudaKernelNodeParams& p, std::string_view name) {
+  if (edges.size() != deps.size())
+    throw error("internal error: kernel node '" + std::string(name) + "' has " +
+                    std::to_string(edges.size()) + " edge kinds for " + std::to_string(deps.size()) +
+                    " dependencies",
+                cudaErrorInvalidValue, "cudaGraphAddNode", std::string(name));
+  cudaGraphNodeParams params{};
+  params.type = cudaGraphNodeTypeKernel;
+  params.kernel.func = p.func;
+  params.kernel.gridDim = p.gridDim;
+  params.kernel.blockDim = p.blockDim;
+  params.kernel.sharedMemBytes = p.sharedMemBytes;
+  params.kernel.kernelParams = p.kernelParams;
+  params.kernel.extra = p.extra;
+  cudaGraphNode_t n = nullptr;
+  check(api().add_node(&n, g, deps.data(), edges.data(), deps.size(), &params), "cudaGraphAddNode",
+        name);
+  return n;
+}
+
 void set_kernel(param_target to, cudaGraphNode_t n, const cudaKernelNodeParams& p,
                 std::string_view name) {
   if (to.exec)

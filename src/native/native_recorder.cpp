@@ -113,12 +113,24 @@ struct recorder::impl {
     return text;
   }
 
-  /// Common part of every add: checks the graph and the dependencies.
+  /// Common part of every add: checks the graph and the dependencies (with
+  /// their edge data, if given: CUDA takes a programmatic edge only from a
+  /// kernel node into a kernel node, `kernel` saying whether the new one is).
   static cudaError_t add(std::string_view function, cudaGraphNode_t* out, cudaGraph_t g,
-                         const cudaGraphNode_t* deps, std::size_t count, const std::string& what) {
+                         const cudaGraphNode_t* deps, std::size_t count, const std::string& what,
+                         const cudaGraphEdgeData* edges = nullptr, bool kernel = false) {
     std::string line(function);
     line += " " + pointer(g) + " deps=[";
-    for (std::size_t k = 0; k < count; ++k) line += (k ? "," : "") + pointer(deps[k]);
+    std::vector<cudaGraphEdgeData> edge_data;
+    bool typed_edges = false;
+    for (std::size_t k = 0; k < count; ++k) {
+      line += (k ? "," : "") + pointer(deps[k]);
+      if (edges == nullptr) continue;
+      const std::string suffix = recorded_graphs::edge_suffix(edges[k]);
+      line += suffix;
+      typed_edges = typed_edges || !suffix.empty();
+    }
+    if (typed_edges) edge_data.assign(edges, edges + count);
     line += "] " + what;
     if (const cudaError_t code = enter(function, line)) return code;
     if (out == nullptr || !r().is(g, handle_kind::graph, false) ||
@@ -134,6 +146,14 @@ struct recorder::impl {
         r().misuse(line + ": dependency " + pointer(deps[k]) + " is not a live node of the graph");
         return cudaErrorInvalidValue;
       }
+      if (edge_data.empty() || recorded_graphs::edge_suffix(edge_data[k]).empty()) continue;
+      const typed_params* upstream = graphs().params_of(id(deps[k]));
+      if (!kernel || upstream == nullptr || upstream->type != cudaGraphNodeTypeKernel ||
+          edge_data[k].type != cudaGraphDependencyTypeProgrammatic || edge_data[k].to_port != 0) {
+        r().misuse(line + ": edge data on dependency " + pointer(deps[k]) +
+                   " that CUDA takes only between kernel nodes, of the programmatic type");
+        return cudaErrorInvalidValue;
+      }
     }
     *out = reinterpret_cast<cudaGraphNode_t>(
         r().make_handle(handle_kind::node, reinterpret_cast<std::uintptr_t>(g)));
@@ -141,7 +161,7 @@ struct recorder::impl {
     graphs().node_added(id(*out), id(g), std::string(function),
                         std::vector<std::uintptr_t>(reinterpret_cast<const std::uintptr_t*>(deps),
                                                     reinterpret_cast<const std::uintptr_t*>(deps) + count),
-                        state_text(what), pointer(*out));
+                        state_text(what), pointer(*out), std::move(edge_data));
     const std::size_t space = line.find(' ');
     line.insert(space, " " + pointer(*out));
     r().record(std::move(line));
@@ -321,9 +341,17 @@ struct recorder::impl {
       const std::uintptr_t node =
           r().make_handle(handle_kind::node, copy, unseen ? prefix + std::to_string(index++) : "");
       std::vector<std::uintptr_t> deps;
-      for (const auto& [d, to] : graphs().edges_of(from))
-        if (to == original) deps.push_back(copies.at(d));
-      graphs().node_copied(original, node, copy, deps, r().label(reinterpret_cast<const void*>(node)));
+      std::vector<cudaGraphEdgeData> edge_data;
+      bool typed_edges = false;
+      for (const recorded_graphs::edge& e : graphs().edges_of(from))
+        if (e.to == original) {
+          deps.push_back(copies.at(e.from));
+          edge_data.push_back(e.data);
+          typed_edges = typed_edges || !recorded_graphs::edge_suffix(e.data).empty();
+        }
+      if (!typed_edges) edge_data.clear();
+      graphs().node_copied(original, node, copy, deps, std::move(edge_data),
+                           r().label(reinterpret_cast<const void*>(node)));
       copies[original] = node;
       r().clone_nodes_[{copy, original}] = node;
       r().node_weights_[node] = r().node_weights_[original];
@@ -425,14 +453,20 @@ struct recorder::impl {
     return with(add("add_mem_free_node", o, g, d, n, "pointer=" + pointer(p)), o, std::move(t));
   }
   static cudaError_t add_node(cudaGraphNode_t* o, cudaGraph_t g, const cudaGraphNode_t* d,
-                              const cudaGraphEdgeData*, std::size_t n, cudaGraphNodeParams* p) {
+                              const cudaGraphEdgeData* e, std::size_t n, cudaGraphNodeParams* p) {
+    if (p->type == cudaGraphNodeTypeKernel) {
+      const auto& k = p->kernel;
+      const cudaKernelNodeParams params{k.func, k.gridDim, k.blockDim, k.sharedMemBytes,
+                                        k.kernelParams, k.extra};
+      return with(add("add_node", o, g, d, n, kernel(params), e, true), o, typed_kernel(params));
+    }
     if (p->type == cudaGraphNodeTypeGraph) {
       const bool moved = p->graph.ownership == cudaGraphChildGraphOwnershipMove;
       if (!r().is(p->graph.graph, handle_kind::graph))
         r().misuse("add_node: child is not a live graph");
       const cudaError_t code = add("add_node", o, g, d, n,
                                    std::string(moved ? "child moved " : "child clone of ") +
-                                       pointer(p->graph.graph));
+                                       pointer(p->graph.graph), e);
       if (code == cudaSuccess) {
         graphs().node_text_set(id(*o), moved ? "moved" : "clone");
         if (moved)
@@ -451,12 +485,12 @@ struct recorder::impl {
       }
       return code;
     }
-    if (p->type != cudaGraphNodeTypeConditional) return add("add_node", o, g, d, n, "type=?");
+    if (p->type != cudaGraphNodeTypeConditional) return add("add_node", o, g, d, n, "type=?", e);
     static const char* const types[] = {"if", "while", "switch"};
     const auto& c = p->conditional;
     std::string what = std::string("conditional ") + types[int(c.type) % 3] +
                        " condition=" + std::to_string(c.handle) + " bodies=" + std::to_string(c.size);
-    const cudaError_t code = add("add_node", o, g, d, n, what);
+    const cudaError_t code = add("add_node", o, g, d, n, what, e);
     if (code != cudaSuccess) return code;
     graphs().node_params_set(id(*o), typed(cudaGraphNodeTypeConditional));
     // The state holds what the handle was made with: a default is fixed then.
@@ -668,17 +702,19 @@ struct recorder::impl {
       return cudaErrorInvalidValue;
     }
     std::vector<cudaGraphNode_t> all_from, all_to;
-    for (const auto& [f, t] : graphs().edges_of(id(g))) {
-      if (!r().handles_.count(f) || !r().handles_.count(t)) continue;  // as graph_get_nodes
-      all_from.push_back(reinterpret_cast<cudaGraphNode_t>(f));
-      all_to.push_back(reinterpret_cast<cudaGraphNode_t>(t));
+    std::vector<cudaGraphEdgeData> all_data;
+    for (const recorded_graphs::edge& e : graphs().edges_of(id(g))) {
+      if (!r().handles_.count(e.from) || !r().handles_.count(e.to)) continue;  // as graph_get_nodes
+      all_from.push_back(reinterpret_cast<cudaGraphNode_t>(e.from));
+      all_to.push_back(reinterpret_cast<cudaGraphNode_t>(e.to));
+      all_data.push_back(e.data);
     }
     const std::size_t room = *count;
     fill(all_to, to, count);
     std::size_t same = room;
     fill(all_from, from, &same);
     if (edge_data != nullptr)
-      for (std::size_t k = 0; k < *count; ++k) edge_data[k] = cudaGraphEdgeData{};
+      for (std::size_t k = 0; k < *count && k < all_data.size(); ++k) edge_data[k] = all_data[k];
     if (from == nullptr) {
       line += " -> count=" + std::to_string(*count);
     } else {

@@ -34,13 +34,24 @@ std::string recorded_graphs::unchangeable(const std::string& shape, const std::s
   return {};
 }
 
+std::string recorded_graphs::edge_suffix(const cudaGraphEdgeData& data) {
+  if (data.type == 0 && data.from_port == 0 && data.to_port == 0) return {};
+  if (data.type == cudaGraphDependencyTypeProgrammatic && data.to_port == 0) {
+    if (data.from_port == cudaGraphKernelNodePortProgrammatic) return ":programmatic";
+    if (data.from_port == cudaGraphKernelNodePortLaunchCompletion) return ":launch_completion";
+  }
+  return ":edge(type=" + std::to_string(data.type) + ",from=" + std::to_string(data.from_port) +
+         ",to=" + std::to_string(data.to_port) + ")";
+}
+
 void recorded_graphs::node_added(handle node, handle graph, std::string function,
                                  const std::vector<handle>& deps, std::string text,
-                                 std::string label) {
+                                 std::string label, std::vector<cudaGraphEdgeData> edge_data) {
   node_info& n = nodes_[node];
   n.graph = graph;
   n.function = std::move(function);
   n.deps = deps;
+  n.edge_data = std::move(edge_data);
   n.text = std::move(text);
   n.label = std::move(label);
   graph_nodes_[graph].push_back(node);
@@ -76,21 +87,24 @@ std::vector<recorded_graphs::handle> recorded_graphs::nodes_of(handle graph) con
   return out;
 }
 
-std::vector<std::pair<recorded_graphs::handle, recorded_graphs::handle>> recorded_graphs::edges_of(
-    handle graph) const {
-  std::vector<std::pair<handle, handle>> out;
-  for (handle h : nodes_of(graph))
-    for (handle d : nodes_.at(h).deps)
-      if (auto dep = nodes_.find(d); dep != nodes_.end() && !dep->second.destroyed)
-        out.emplace_back(d, h);
+std::vector<recorded_graphs::edge> recorded_graphs::edges_of(handle graph) const {
+  std::vector<edge> out;
+  for (handle h : nodes_of(graph)) {
+    const node_info& n = nodes_.at(h);
+    for (std::size_t k = 0; k < n.deps.size(); ++k)
+      if (auto dep = nodes_.find(n.deps[k]); dep != nodes_.end() && !dep->second.destroyed)
+        out.push_back({n.deps[k], h, k < n.edge_data.size() ? n.edge_data[k] : cudaGraphEdgeData{}});
+  }
   return out;
 }
 
 void recorded_graphs::node_copied(handle original, handle copy, handle graph,
-                                  const std::vector<handle>& deps, std::string label) {
+                                  const std::vector<handle>& deps,
+                                  std::vector<cudaGraphEdgeData> edge_data, std::string label) {
   node_info n = nodes_.at(original);
   n.graph = graph;
   n.deps = deps;
+  n.edge_data = std::move(edge_data);
   n.label = std::move(label);
   n.bodies.clear();
   const bool had_params = n.has_params;
@@ -156,11 +170,13 @@ void recorded_graphs::render(handle graph, const std::string& prefix, rendering&
     labels[n.label] = path;
     std::string shape = n.function + " deps=[";
     bool first = true;
-    for (handle dep : n.deps) {
+    for (std::size_t k = 0; k < n.deps.size(); ++k) {
+      const handle dep = n.deps[k];
       // A destroyed node's edges went with it.
       if (auto gone = nodes_.find(dep); gone != nodes_.end() && gone->second.destroyed) continue;
       auto d = local.find(dep);
       shape += (first ? "" : ",") + (d != local.end() ? d->second : std::string("?"));
+      if (k < n.edge_data.size()) shape += edge_suffix(n.edge_data[k]);
       first = false;
     }
     shape += "]";

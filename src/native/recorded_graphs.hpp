@@ -44,10 +44,19 @@ class recorded_graphs {
     handle child = 0;  ///< a child node's own graph (its clone, or the graph moved in)
   };
 
-  /// A node added to `graph` by `function` after `deps`, with its
-  /// parameters as text; `label` is the node's name in the call lines.
+  /// An edge and its CUDA edge data (zeros: a full edge).
+  struct edge {
+    handle from = 0;
+    handle to = 0;
+    cudaGraphEdgeData data{};
+  };
+
+  /// A node added to `graph` by `function` after `deps` (dependency k with
+  /// edge data `edge_data[k]`, all zeros when empty), with its parameters as
+  /// text; `label` is the node's name in the call lines.
   void node_added(handle node, handle graph, std::string function, const std::vector<handle>& deps,
-                  std::string text, std::string label);
+                  std::string text, std::string label,
+                  std::vector<cudaGraphEdgeData> edge_data = {});
   /// Child node `node` holds a copy of `child` as it is now (a clone).
   void child_cloned(handle node, handle child);
   /// Graph `body` belongs to `node` (a conditional's body, a moved child).
@@ -64,11 +73,15 @@ class recorded_graphs {
   /// The live nodes of `graph`, in creation order (what cudaGraphGetNodes
   /// lists), and its edges (from, to): each node's dependencies in order.
   [[nodiscard]] std::vector<handle> nodes_of(handle graph) const;
-  [[nodiscard]] std::vector<std::pair<handle, handle>> edges_of(handle graph) const;
+  [[nodiscard]] std::vector<edge> edges_of(handle graph) const;
+  /// How a dependency shows in the recorder's lines: nothing for a full
+  /// edge, else ":programmatic", ":launch_completion" or the raw edge data.
+  [[nodiscard]] static std::string edge_suffix(const cudaGraphEdgeData& data);
   /// Node `copy` of graph `graph` is a copy of `original` (cudaGraphClone),
-  /// depending on `deps` (the copies of the original's dependencies).
+  /// depending on `deps` (the copies of the original's dependencies, with
+  /// their edge data).
   void node_copied(handle original, handle copy, handle graph, const std::vector<handle>& deps,
-                   std::string label);
+                   std::vector<cudaGraphEdgeData> edge_data, std::string label);
   /// Why CUDA would refuse to clone `graph` ("" if it would not).
   [[nodiscard]] std::string unclonable(handle graph) const;
   /// A launch attribute of a template node, kept beside its parameters.
@@ -105,6 +118,7 @@ class recorded_graphs {
     handle graph = 0;
     std::string function;
     std::vector<handle> deps;
+    std::vector<cudaGraphEdgeData> edge_data;  ///< one per dependency; empty: all full
     std::string text;
     std::string label;
     std::map<std::string, std::string> attributes;

@@ -316,7 +316,7 @@ TEST(UpdateByName, ATopologyChangeIsRefusedNamingTheNode) {
   } catch (const cudag::error& err) {
     EXPECT_EQ(err.node(), "l3");
     EXPECT_EQ(std::string(err.what()),
-              "update: graph 'mlp' cannot be updated in place: node 'l3' changes its dependencies; "
+              "update: graph 'mlp' cannot be updated in place: node 'l3' changes its dependencies or their kinds; "
               "CUDA updates only a graph of the same topology (instantiate again, or call "
               "update_or_reinstantiate)\nwhat changed:\nremoved edge 'l2' -> 'l3'");
   }

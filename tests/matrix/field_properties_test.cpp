@@ -56,6 +56,7 @@ constexpr member_entry kernel_members[] = {
     {"grid_from", "grid from a count"},
     {"shape_rules", "", "the parameter forms of the grid, block and shared rows"},
     {"priority", "priority"},
+    {"synchronizes_grid_dependencies", "", "a declaration check() reads for programmatic edges; never sent to CUDA (tests/engine/test_programmatic_edges.cpp)"},
     {"keep_alive", "", "what the node's kernel needs alive (a module); never sent to CUDA"},
 };
 constexpr member_entry memcpy_members[] = {
