@@ -21,6 +21,7 @@
 #include "cudag/dot.hpp"
 #include "cudag/dsl.hpp"
 #include "cudag/eager.hpp"
+#include "cudag/edge_payoff.hpp"
 #include "cudag/error.hpp"
 #include "cudag/exec.hpp"
 #include "cudag/exec_cache.hpp"  // and footprint.hpp

@@ -10,6 +10,7 @@
 
 #include "cudag/builder.hpp"
 #include "cudag/check.hpp"
+#include "cudag/edge_payoff.hpp"
 #include "cudag/exec.hpp"
 #include "cudag/exec_cache.hpp"
 #include "cudag/native_recorder.hpp"
@@ -250,6 +251,55 @@ TEST(ProgrammaticEdges, AKindChangedIsAnotherTopology) {
   EXPECT_NE(rec.exec_state(e.native_exec()).find("deps=[0:launch_completion]"), std::string::npos)
       << rec.exec_state(e.native_exec());
   EXPECT_TRUE(rec.misuse().empty()) << lines(rec.misuse());
+}
+
+}  // namespace
+
+namespace {
+
+TEST(EdgePayoff, FullEdgesDropEveryKindInTheTreeAndKeepTheMarkers) {
+  cudag::graph_spec spec = pipeline(cudag::edge_kind::programmatic).spec();
+  auto nested = std::make_shared<cudag::graph_spec>(pipeline(cudag::edge_kind::launch_completion).spec());
+  cudag::node stage;
+  stage.name = "stage";
+  stage.params = cudag::child_node{nested};
+  spec.nodes.push_back(stage);
+  EXPECT_EQ(cudag::typed_edge_count(spec), 4u);
+  const cudag::graph_spec full = cudag::with_full_edges(spec);
+  EXPECT_EQ(cudag::typed_edge_count(full), 0u);
+  EXPECT_EQ(cudag::typed_edge_count(*nested), 2u) << "the caller's nested graph was changed";
+  EXPECT_EQ(full.nodes[2].deps, spec.nodes[2].deps);
+  EXPECT_TRUE(std::get<cudag::kernel_node>(full.nodes[1].params).synchronizes_grid_dependencies);
+  EXPECT_NO_THROW(cudag::check(full));
+}
+
+TEST(EdgePayoff, TheChoiceReplaysBothGraphsAndShipsOneOfThem) {
+  cudag::native::recorder rec;
+  name_everything(rec);
+  const cudag::graph_spec spec = pipeline(cudag::edge_kind::programmatic).spec();
+  const cudag::edge_kind_choice choice =
+      cudag::choose_edge_kinds(spec, bindings(), nullptr, /*samples=*/3, /*launches=*/2);
+  EXPECT_EQ(choice.typed_edges, 2u);
+  // Both graphs were instantiated and replayed: 2 warm-up + 3 * 2 launches each.
+  const std::string calls = lines(rec.calls());
+  std::size_t launches = 0;
+  for (std::size_t at = calls.find("\nlaunch "); at != std::string::npos; at = calls.find("\nlaunch ", at + 1))
+    ++launches;
+  EXPECT_EQ(launches, 2u * (2 + 3 * 2)) << calls;
+  EXPECT_NE(calls.find("deps=[n1:programmatic]"), std::string::npos) << calls;
+  const std::size_t kept = cudag::typed_edge_count(choice.chosen);
+  EXPECT_EQ(kept, choice.keep_typed ? 2u : 0u);
+  EXPECT_NE(choice.text().find(choice.keep_typed ? "keep the typed edges" : "make every edge full"),
+            std::string::npos)
+      << choice.text();
+  // Nothing typed: nothing measured, nothing launched.
+  rec.clear();
+  const cudag::edge_kind_choice none =
+      cudag::choose_edge_kinds(cudag::with_full_edges(spec), bindings(), nullptr);
+  EXPECT_EQ(none.typed_edges, 0u);
+  EXPECT_TRUE(rec.calls().empty()) << lines(rec.calls());
+  EXPECT_EQ(none.text(), "no typed edges: nothing to choose");
+  EXPECT_THROW((void)cudag::choose_edge_kinds(spec, bindings(), nullptr, 0), cudag::error);
 }
 
 }  // namespace
