@@ -7,7 +7,8 @@
 // cudaGridDependencySynchronize). Then choose_edge_kinds' verdict for each
 // width: which edges a user should ship.
 //
-// Usage: bench_programmatic [kernels=1000] [rounds=15] [launches=10]
+// Usage: bench_programmatic [kernels=1000] [rounds=15] [launches=10] [threads=256]
+// (threads: a block's; a wave is as many blocks as the device holds at once)
 // Prints us a kernel (medians of `rounds` interleaved samples of `launches`
 // replays each) and per-round ratio medians. Exit codes: 0 measured and
 // verified, or no GPU able to run it (said so); 1 a CUDA call failed; 2 bad
@@ -47,7 +48,7 @@ __global__ void step(float* data, int n) {
   if (i < n) data[i] = data[i] * 0.5f + 1.0f;
 }
 
-constexpr unsigned threads = 256;
+unsigned threads = 256;  // a block's, from the command line
 
 /// The hand-written chain: every edge full, or every edge programmatic.
 cudaGraphExec_t hand_written(int kernels, unsigned blocks, float* data, int n, bool programmatic) {
@@ -135,11 +136,12 @@ int main(int argc, char** argv) {
     if (argc > 1) kernels = std::stoi(argv[1]);
     if (argc > 2) rounds = std::stoi(argv[2]);
     if (argc > 3) launches = std::stoi(argv[3]);
+    if (argc > 4) threads = static_cast<unsigned>(std::stoi(argv[4]));
   } catch (...) {
     kernels = 0;
   }
-  if (kernels < 2 || rounds < 1 || launches < 1) {
-    std::fprintf(stderr, "usage: bench_programmatic [kernels=1000] [rounds=15] [launches=10]\n");
+  if (kernels < 2 || rounds < 1 || launches < 1 || threads < 32 || threads > 1024) {
+    std::fprintf(stderr, "usage: bench_programmatic [kernels=1000] [rounds=15] [launches=10] [threads=256]\n");
     return 2;
   }
   int devices = 0;
@@ -156,15 +158,18 @@ int main(int argc, char** argv) {
     return 0;
   }
   const unsigned sms = static_cast<unsigned>(prop.multiProcessorCount);
-  std::printf("%s, %u SMs; chain of %d kernels, %u threads a block; us a kernel, medians of %d "
-              "rounds of %d replays\n\n",
-              prop.name, sms, kernels, threads, rounds, launches);
+  int resident = 0;  // blocks of `step` an SM holds at once
+  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, step, static_cast<int>(threads), 0));
+  const unsigned wave = sms * static_cast<unsigned>(resident);
+  std::printf("%s, %u SMs, %d blocks of %u threads an SM (a wave: %u blocks); chain of %d kernels; "
+              "us a kernel, medians of %d rounds of %d replays\n\n",
+              prop.name, sms, resident, threads, wave, kernels, rounds, launches);
   std::printf("| blocks | hand full | hand programmatic | cudag full | cudag programmatic | "
               "hand prog/full | cudag prog / hand prog | cudag full / hand full | chooser |\n"
               "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n");
   cudaStream_t s = nullptr;
   CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  for (const unsigned blocks : {1u, sms, 8 * sms}) {
+  for (const unsigned blocks : {1u, wave, 8 * wave}) {
     const int n = static_cast<int>(blocks * threads);
     float* data = nullptr;
     CHECK(cudaMalloc(&data, std::size_t(n) * sizeof(float)));
