@@ -166,4 +166,23 @@ template <class Signature>
   return kernel<Signature>(module::load(std::move(program)), std::move(name_expression));
 }
 
+[[noreturn]] void refuse_grid_dependency_marker(std::string_view name_expression,
+                                                std::string_view program);
+
 }  // namespace cudag::rtc
+
+namespace cudag {
+
+/// The marker for a run-time compiled kernel: its PTX is read first, and a
+/// kernel without griddepcontrol.wait (cudaGridDependencySynchronize()) in
+/// its entry is refused, naming it, before any edge can trust the mark.
+template <class... P>
+[[nodiscard]] rtc::kernel<void(P...)> synchronizes_grid_dependencies(rtc::kernel<void(P...)> k) {
+  const rtc::compiled_program& program = k.loaded_module()->program();
+  if (!program.waits_for_grid_dependencies(k.name))
+    rtc::refuse_grid_dependency_marker(k.name, program.program_name);
+  k.synchronizes_grid_dependencies = true;
+  return k;
+}
+
+}  // namespace cudag

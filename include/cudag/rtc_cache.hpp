@@ -24,10 +24,15 @@ struct compiled_program {
   std::vector<std::pair<std::string, std::string>> lowered;  ///< name expression -> mangled name
   std::string log;                                           ///< NVRTC's log (warnings)
   std::string key_hash;                                      ///< cache_key::hash() of its compilation
+  /// The name expressions whose kernel waits for its grid dependencies: its
+  /// PTX entry holds griddepcontrol.wait (cudaGridDependencySynchronize()).
+  std::vector<std::string> grid_dependency_waiters;
 
   /// The mangled name of `name_expression`; throws cudag::error when the
   /// program was not compiled with that name expression.
   [[nodiscard]] const std::string& lowered_name(std::string_view name_expression) const;
+  /// Whether the kernel of `name_expression` waits for its grid dependencies.
+  [[nodiscard]] bool waits_for_grid_dependencies(std::string_view name_expression) const;
 };
 
 /// Everything a compilation's result depends on, serialised without ambiguity.

@@ -89,6 +89,23 @@ std::shared_ptr<const compiled_program> run_nvrtc(const source& src,
                 src.name);
     result->lowered.emplace_back(expression, lowered);
   }
+  // Which kernels wait for their grid dependencies, read from the PTX
+  // (NVRTC gives it for an sm_ architecture too): each entry's body, up to
+  // the next entry, holds griddepcontrol.wait or not. A wait inside a device
+  // function that is not inlined is not seen.
+  {
+    std::size_t size = 0;
+    nvrtc_check(nvrtcGetPTXSize(raw, &size), "nvrtcGetPTXSize", src.name);
+    std::string ptx(size, '\0');
+    nvrtc_check(nvrtcGetPTX(raw, ptx.data()), "nvrtcGetPTX", src.name);
+    for (const auto& [expression, mangled] : result->lowered) {
+      const std::size_t entry = ptx.find(".entry " + mangled + "(");
+      if (entry == std::string::npos) continue;
+      const std::size_t next = ptx.find(".entry ", entry + 1);
+      const std::size_t wait = ptx.find("griddepcontrol.wait", entry);
+      if (wait != std::string::npos && wait < next) result->grid_dependency_waiters.push_back(expression);
+    }
+  }
   // An sm_ architecture gives a cubin; a compute_ one only PTX, which the
   // runtime compiles at load time (the text is loaded with its terminator).
   if (architecture.starts_with("compute_")) {
@@ -106,6 +123,14 @@ std::shared_ptr<const compiled_program> run_nvrtc(const source& src,
 }
 
 }  // namespace
+
+void refuse_grid_dependency_marker(std::string_view name_expression, std::string_view program) {
+  throw error("rtc kernel '" + std::string(name_expression) + "' of program '" + std::string(program) +
+                  "' is marked as synchronizing its grid dependencies, but its PTX entry holds no "
+                  "griddepcontrol.wait: call cudaGridDependencySynchronize() (or that instruction) "
+                  "in the kernel itself before it reads what its predecessors wrote",
+              cudaSuccess, {}, std::string(name_expression));
+}
 
 source source::from_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);

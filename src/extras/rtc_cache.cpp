@@ -1,5 +1,6 @@
 #include "cudag/rtc_cache.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <fstream>
@@ -13,6 +14,11 @@
 #include "cudag/error.hpp"
 
 namespace cudag::rtc {
+
+bool compiled_program::waits_for_grid_dependencies(std::string_view name_expression) const {
+  return std::find(grid_dependency_waiters.begin(), grid_dependency_waiters.end(), name_expression) !=
+         grid_dependency_waiters.end();
+}
 
 const std::string& compiled_program::lowered_name(std::string_view name_expression) const {
   for (const auto& [expression, mangled] : lowered)
@@ -54,9 +60,10 @@ std::string hex64(std::uint64_t v) {
 }
 
 // File format: magic, then length-prefixed fields (key text, program name,
-// architecture, log, lowered-name pairs, cubin). Little-endian host order: a
+// architecture, log, lowered-name pairs, cubin, the kernels that wait for
+// their grid dependencies). Little-endian host order: a
 // cache directory is not shared between machines of different byte order.
-constexpr std::string_view file_magic = "cudag-rtc-program-1\n";
+constexpr std::string_view file_magic = "cudag-rtc-program-2\n";
 
 void write_field(std::ostream& out, std::string_view bytes) {
   const std::uint64_t size = bytes.size();
@@ -92,6 +99,13 @@ std::shared_ptr<const compiled_program> read_program(const std::filesystem::path
   }
   if (!read_field(in, cubin) || cubin.empty()) return nullptr;
   program->cubin.assign(cubin.begin(), cubin.end());
+  if (!read_field(in, count_text)) return nullptr;
+  const std::size_t waiters = std::stoull(count_text);
+  for (std::size_t i = 0; i < waiters; ++i) {
+    std::string expression;
+    if (!read_field(in, expression)) return nullptr;
+    program->grid_dependency_waiters.push_back(std::move(expression));
+  }
   program->key_hash = key.hash();
   return program;
 }
@@ -120,6 +134,8 @@ void write_program(const std::filesystem::path& directory, const cache_key& key,
       write_field(out, mangled);
     }
     write_field(out, std::string_view(program.cubin.data(), program.cubin.size()));
+    write_field(out, std::to_string(program.grid_dependency_waiters.size()));
+    for (const std::string& expression : program.grid_dependency_waiters) write_field(out, expression);
     if (!out.flush()) {
       out.close();
       std::filesystem::remove(temporary, ec);

@@ -341,3 +341,35 @@ TEST(RtcModule, LoadRefusesAnEmptyProgram) {
     EXPECT_NE(std::string(e.what()).find("empty program"), std::string::npos) << e.what();
   }
 }
+
+// Which kernels wait for their grid dependencies is read from the PTX, per
+// entry, for a real and a virtual architecture, and kept in the disk cache.
+TEST(RtcCompile, TheKernelsThatWaitForTheirGridDependenciesAreKnown) {
+  const rtc::source chained{"chained.cu", R"(
+    extern "C" __global__ void waits(float* x) {
+      asm volatile("griddepcontrol.wait;" ::: "memory");
+      x[threadIdx.x] += 1.0f;
+    }
+    extern "C" __global__ void plain(float* x) { x[threadIdx.x] *= 2.0f; }
+    extern "C" __global__ void also_waits(float* x) {
+      asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+      asm volatile("griddepcontrol.wait;" ::: "memory");
+      x[threadIdx.x] -= 1.0f;
+    })"};
+  const auto dir = fresh_directory("cudag-rtc-waiters");
+  for (const char* architecture : {"sm_90", "compute_90"}) {
+    SCOPED_TRACE(architecture);
+    rtc::options opts;
+    opts.architecture = architecture;
+    opts.cache_directory = dir;
+    const auto program = rtc::compile(chained, {"waits", "plain", "also_waits"}, opts);
+    EXPECT_TRUE(program->waits_for_grid_dependencies("waits"));
+    EXPECT_FALSE(program->waits_for_grid_dependencies("plain"));
+    EXPECT_TRUE(program->waits_for_grid_dependencies("also_waits"));
+    EXPECT_FALSE(program->waits_for_grid_dependencies("unknown"));
+    rtc::program_cache::instance().clear();  // read back from the directory
+    const auto reloaded = rtc::compile(chained, {"waits", "plain", "also_waits"}, opts);
+    EXPECT_EQ(reloaded->grid_dependency_waiters, program->grid_dependency_waiters);
+  }
+  std::filesystem::remove_all(dir);
+}

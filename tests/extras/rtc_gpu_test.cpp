@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -200,5 +201,67 @@ TEST(RtcGpu, ModuleAndKernelAccessors) {
   for (int i = 0; i < count; ++i) {
     ASSERT_EQ(rx[i], 2.5f * hx[i]) << i;
     ASSERT_EQ(ry[i], hy[i] - 5.0f * hx[i]) << i;
+  }
+}
+
+// The marker reads an NVRTC kernel's PTX: one without griddepcontrol.wait is
+// refused, naming it; one with it runs a programmatic chain that computes
+// what the host computes.
+TEST(RtcGpu, TheGridDependencyMarkerIsCheckedAgainstThePtx) {
+  CUDAG_REQUIRE_GPU();
+  int major = 0;
+  CUDAG_EXPECT_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0));
+  if (major < 9) GTEST_SKIP() << "programmatic dependent launch needs compute capability 9.0 or newer";
+  const rtc::source chained{"chained.cu", R"(
+    extern "C" __global__ void step(float* x, int n) {
+      asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+      asm volatile("griddepcontrol.wait;" ::: "memory");
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < n) x[i] = x[i] * 0.5f + 1.0f;
+    }
+    extern "C" __global__ void unsynchronized(float* x, int n) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < n) x[i] = x[i] * 0.5f + 1.0f;
+    })"};
+  const auto loaded = rtc::module::load(rtc::compile(chained, {"step", "unsynchronized"}));
+  const rtc::kernel<void(float*, int)> step(loaded, "step");
+  const rtc::kernel<void(float*, int)> unsynchronized(loaded, "unsynchronized");
+  try {
+    (void)cudag::synchronizes_grid_dependencies(unsynchronized);
+    FAIL() << "a kernel without griddepcontrol.wait was marked";
+  } catch (const cudag::error& e) {
+    EXPECT_NE(std::string(e.what()).find("rtc kernel 'unsynchronized' of program 'chained.cu' is marked"),
+              std::string::npos)
+        << e.what();
+    EXPECT_EQ(e.node(), "unsynchronized");
+  }
+
+  constexpr int count = 512, steps = 16;
+  cudag::builder b("chain");
+  auto x = b.param<float*>("x");
+  const auto marked = cudag::synchronizes_grid_dependencies(step);
+  std::optional<cudag::node_ref> previous;
+  for (int s = 0; s < steps; ++s) {
+    auto k = b.kernel("step" + std::to_string(s), marked, cudag::launch(4, 128), x, count);
+    if (previous) b.edge(*previous, k, cudag::edge_kind::programmatic);
+    previous = k;
+  }
+  std::vector<float> host(count);
+  for (int i = 0; i < count; ++i) host[i] = float(i);
+  cudag::device_buffer<float> dx(count);
+  CUDAG_EXPECT_CUDA(cudaMemcpy(dx.data(), host.data(), dx.bytes(), cudaMemcpyHostToDevice));
+  CUDAG_EXPECT_CUDA(cudaDeviceSynchronize());
+  auto stream = cudag::make_stream();
+  const std::vector<cudag::binding> bindings{cudag::bind("x", dx.data())};
+  auto exec = cudag::instantiate(b.build(), bindings);
+  exec.launch(stream.get());
+  exec.synchronize(stream.get());
+  CUDAG_EXPECT_CUDA(cudaGetLastError());
+  std::vector<float> got(count, -1.0f);
+  CUDAG_EXPECT_CUDA(cudaMemcpy(got.data(), dx.data(), dx.bytes(), cudaMemcpyDeviceToHost));
+  for (int i = 0; i < count; ++i) {
+    float want = float(i);
+    for (int s = 0; s < steps; ++s) want = want * 0.5f + 1.0f;
+    ASSERT_EQ(got[i], want) << "x[" << i << "]";
   }
 }
