@@ -219,4 +219,59 @@ TEST(Catalogue, ChildWithoutAGraphIsNamed) {
   EXPECT_EQ(c->nodes(), (strings{"stage"}));
 }
 
+// ------------------------------------------------- programmatic edges --
+TEST(Catalogue, ProgrammaticEdgeIntoAKernelThatDoesNotSynchronize) {
+  scale_graph g;
+  auto write = g.kernel("write"), read = g.kernel("read");
+  g.b.edge(write, read, cudag::edge_kind::programmatic);
+  auto e = refusal<cudag::check_error>([&] { cudag::check(g.b.spec()); });
+  ASSERT_TRUE(e);
+  EXPECT_EQ(std::string(e->what()),
+            "programmatic edge 'write' -> 'read': kernel node 'read' does not synchronize its grid "
+            "dependencies, so it may read what 'write' writes before it is written; mark its kernel "
+            "with cudag::synchronizes_grid_dependencies() once it calls "
+            "cudaGridDependencySynchronize() before those reads");
+  EXPECT_EQ(e->nodes(), (strings{"read"}));
+}
+
+TEST(Catalogue, ProgrammaticEdgeBetweenOtherKindsThanKernels) {
+  scale_graph g;
+  auto write = g.kernel("write");
+  auto join = g.b.empty("join");
+  g.b.edge(write, join, cudag::edge_kind::launch_completion);
+  auto e = refusal<cudag::check_error>([&] { cudag::check(g.b.spec()); });
+  ASSERT_TRUE(e);
+  EXPECT_EQ(std::string(e->what()),
+            "launch_completion edge 'write' -> 'join': CUDA allows one only from a kernel node into "
+            "a kernel node, and 'join' is an empty node");
+  EXPECT_EQ(e->nodes(), (strings{"join"}));
+}
+
+TEST(Catalogue, DependencyKindsOfAnotherLength) {
+  scale_graph g;
+  auto a = g.kernel("a"), b = g.kernel("b"), c = g.kernel("c");
+  g.b.edge(a, c);
+  g.b.edge(b, c);
+  cudag::graph_spec spec = g.b.build();
+  spec.nodes[2].dependency_kinds = {cudag::edge_kind::full};
+  auto e = refusal<cudag::check_error>([&] { cudag::check(spec); });
+  ASSERT_TRUE(e);
+  EXPECT_EQ(std::string(e->what()),
+            "node 'c' lists 1 dependency kinds for its 2 dependencies; give one kind per "
+            "dependency, or none (every edge full)");
+  EXPECT_EQ(e->nodes(), (strings{"c"}));
+}
+
+TEST(Catalogue, AnEdgeAddedAgainAsAnotherKind) {
+  scale_graph g;
+  auto write = g.kernel("write"), read = g.kernel("read");
+  g.b.edge(write, read);
+  auto e = refusal<cudag::error>([&] { g.b.edge(write, read, cudag::edge_kind::programmatic); });
+  ASSERT_TRUE(e);
+  EXPECT_EQ(std::string(e->what()),
+            "graph 'g': edge write -> read is full and is added again as programmatic");
+  EXPECT_EQ(e->node(), "read");
+}
+
+
 }  // namespace
