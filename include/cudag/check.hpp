@@ -99,6 +99,12 @@ struct graph_analysis {
   std::size_t width = 0;
   /// Edges (from, to) implied by other paths: removable without changing the
   /// order. Listed by dependent in declaration order, then by dependency order.
+  /// Only a path whose first edge is full implies an edge (a programmatic or
+  /// launch-completion edge lets its kernel start before the upstream one
+  /// completes): a full edge beside paths that all begin with such an edge is
+  /// kept, and a programmatic or launch-completion edge beside a path that
+  /// begins with a full edge is listed (its kernel starts after the upstream
+  /// one completed anyway, so the early launch it allows never happens).
   std::vector<std::pair<std::string, std::string>> redundant_edges;
 };
 

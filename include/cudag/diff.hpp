@@ -27,7 +27,10 @@ enum class change_kind {
   params_changed,      ///< same name and kind, one field of its parameters differs
   edge_added,          ///< a dependency the paired node gained
   edge_removed,        ///< a dependency the paired node lost
-  declaration_changed  ///< a parameter or condition declared, dropped or redeclared
+  declaration_changed, ///< a parameter or condition declared, dropped or redeclared
+  edge_kind_changed    ///< a dependency kept, of another edge_kind (full, programmatic,
+                       ///< launch_completion): another topology, as CUDA cannot change
+                       ///< an edge's data in place
 };
 
 /// One change. `detail` is readable text whose user strings are already
@@ -40,7 +43,8 @@ struct spec_change {
   /// nested prefix, then its name). Not escaped.
   std::string node;
   /// What changed: "grid (4,1,1) -> (8,1,1)", "argument 2: param 'x' -> param 'y'",
-  /// "edge 'a' -> 'b'" (paths), "kernel -> memset", "param type int -> long".
+  /// "edge 'a' -> 'b'" (paths), "edge 'a' -> 'b' changes kind: full -> programmatic",
+  /// "kernel -> memset", "param type int -> long".
   std::string detail;
 
   friend bool operator==(const spec_change&, const spec_change&) = default;
@@ -51,13 +55,16 @@ struct spec_diff {
   /// in its paired nodes, in the 'after' spec's node order); within a graph:
   /// declarations (parameters, then conditions), then the 'after' spec's
   /// nodes in order (added, or kind or parameter changes, then edges added,
-  /// then edges removed), then the removed nodes in the 'before' spec's order.
+  /// then edges removed, then edges whose kind changed), then the removed
+  /// nodes in the 'before' spec's order.
   std::vector<spec_change> changes;
 
   [[nodiscard]] bool empty() const noexcept { return changes.empty(); }
 
   /// Only parameter (and declaration) changes: every node and edge pairs by
-  /// name, node kinds and conditional kinds and body counts are equal. What
+  /// name, node kinds, edge kinds, conditional kinds and body counts are
+  /// equal. A kernel that starts or stops synchronizing its grid
+  /// dependencies is a parameter change (CUDA never sees the marker). What
   /// an update of an executable graph may apply in place (CUDA may still
   /// refuse some parameter changes, such as a memory node's size).
   [[nodiscard]] bool same_topology() const noexcept;
@@ -69,6 +76,8 @@ struct spec_diff {
   ///   changed fc1: grid (4,1,1) -> (8,1,1)
   ///   added edge 'fc1' -> 'fc2'
   ///   removed edge 'a' -> 'b'
+  ///   edge 'a' -> 'b' changes kind: full -> programmatic
+  ///   changed b: synchronizes grid dependencies no -> yes
   ///   changed declaration of n: param type int -> long
   [[nodiscard]] std::string text() const;
   /// The first `max_changes` lines of text(), then "... and N more changes"
@@ -94,7 +103,9 @@ struct spec_diff {
 
 /// DOT picture of the union of both graphs: added nodes and edges green,
 /// removed ones red and dashed, changed nodes orange with their changes (those
-/// of `d`, by path) in the label, unchanged ones grey; child graphs and
+/// of `d`, by path) in the label, unchanged ones grey; an edge of a kind other
+/// than full is labelled with its kind, and one whose kind changed is orange,
+/// labelled "full -> programmatic"; child graphs and
 /// conditional bodies as clusters, as cudag::to_dot(spec) draws them. A node
 /// whose kind changed is drawn as its 'after' version, whose nested graphs
 /// are then all added. Declaration changes and counts are in the graph's label. Escaped and

@@ -24,8 +24,19 @@
 // effect, not its parameters. Where the source graph cannot be cloned
 // (alloc/free or conditional nodes), lowering such a node throws, naming it.
 //
-// Edge data (programmatic dependent launch ports) is not imported: edges
-// become plain dependencies.
+// Each edge's data (CUDA's programmatic dependent launch) becomes the kind
+// of its dependency (node::dependency_kinds): full, programmatic (from the
+// upstream kernel's programmatic port) or launch_completion (from its
+// launch-completion port). Edge data of another combination is refused,
+// naming the edge's two nodes, and so are two edges of different kinds
+// between the same two nodes. A kernel node with a programmatic or
+// launch-completion edge into it is imported with
+// kernel_node::synchronizes_grid_dependencies set: CUDA already runs it
+// early, so its author took it to call cudaGridDependencySynchronize()
+// before reading what its predecessors wrote. cudag cannot see the kernel's
+// code to confirm that; the marker records the graph as CUDA runs it. (A
+// kernel kept opaque cannot take such an edge: check() refuses it, naming
+// the edge.)
 #include <cuda_runtime_api.h>
 
 #include <string>

@@ -67,6 +67,22 @@ std::string named_operands(const node& n) {
   return text;
 }
 
+// A full edge keeps the picture's default look; an edge that lets its
+// kernel launch before the upstream kernel completes is drawn dashed or
+// dotted in a colour of its own, and says which kind it is.
+std::string_view edge_style(edge_kind kind) {
+  switch (kind) {
+    case edge_kind::full: break;
+    case edge_kind::programmatic:
+      return "style=dashed, color=\"#0b5ed7\", fontcolor=\"#0b5ed7\", penwidth=2, "
+             "fontname=\"Helvetica\", fontsize=9, label=\"programmatic\"";
+    case edge_kind::launch_completion:
+      return "style=dotted, color=\"#7b2cbf\", fontcolor=\"#7b2cbf\", penwidth=2, "
+             "fontname=\"Helvetica\", fontsize=9, label=\"launch completion\"";
+  }
+  return "";
+}
+
 struct kind_style {
   std::string_view shape;
   std::string_view fill;
@@ -140,6 +156,7 @@ std::string details_of(const node& n, const kernel_labels& labels) {
                               : dims(p.grid);
           text += " block " + dims(p.block);
           if (p.shared_bytes) text += "\nshared " + std::to_string(p.shared_bytes) + " B";
+          if (p.synchronizes_grid_dependencies) text += "\nsynchronizes grid dependencies";
           for (const shape_rule& r : p.shape_rules) {
             text += "\n" + std::string(launch_dim_name(r.dim)) + " = ceil(" + shown(r.param);
             if (r.multiplier != 1) text += "*" + std::to_string(r.multiplier);
@@ -215,8 +232,10 @@ class dot_writer {
     }
     std::vector<bool> has_dependent(spec.nodes.size(), false);
     for (std::size_t v = 0; v < spec.nodes.size(); ++v) {
-      if (spec.nodes[v].deps.empty()) drawing.roots.push_back(v);
-      for (const std::string& dep : spec.nodes[v].deps) {
+      const node& n = spec.nodes[v];
+      if (n.deps.empty()) drawing.roots.push_back(v);
+      for (std::size_t k = 0; k < n.deps.size(); ++k) {
+        const std::string& dep = n.deps[k];
         auto found = by_name.find(dep);
         drawn from;
         if (found == by_name.end()) {
@@ -227,7 +246,7 @@ class dot_writer {
           from = drawing.nodes[found->second];
           has_dependent[found->second] = true;
         }
-        write_edge(from, drawing.nodes[v], indent);
+        write_edge(from, drawing.nodes[v], n.dependency_kind(k), indent);
       }
     }
     for (std::size_t v = 0; v < spec.nodes.size(); ++v)
@@ -235,10 +254,10 @@ class dot_writer {
     return drawing;
   }
 
-  void write_edge(const drawn& from, const drawn& to, const std::string& indent) {
+  void write_edge(const drawn& from, const drawn& to, edge_kind kind, const std::string& indent) {
     out_ += indent + from.exit + " -> " + to.entry;
-    std::string attrs;
-    if (!from.cluster.empty()) attrs += "ltail=" + from.cluster;
+    std::string attrs(edge_style(kind));
+    if (!from.cluster.empty()) attrs += (attrs.empty() ? "" : ", ") + ("ltail=" + from.cluster);
     if (!to.cluster.empty()) attrs += (attrs.empty() ? "" : ", ") + ("lhead=" + to.cluster);
     if (!attrs.empty()) out_ += " [" + attrs + "]";
     out_ += ";\n";

@@ -20,6 +20,19 @@
 //    word operations, whatever the graph's shape.
 // Before (2) starts, its exact cost is computed; beyond the caller's limit
 // it throws instead of running for minutes.
+//
+// Edge kinds. A full edge x -> y starts y once x has completed; a
+// programmatic or launch-completion edge may start y while x still runs (y
+// may even complete first). A path therefore orders v after u's completion
+// only when its first edge, the one out of u, is full: after that every edge
+// starts its node no earlier than the one before it started. So an edge u -> v
+// of any kind is redundant only when another path from u to v starts with a
+// full edge: a full edge beside a path that begins with a typed edge is kept
+// (without it v could start before u completes), and a typed edge beside a
+// path that begins with a full edge is reported (v starts after u completed
+// anyway, so the early launch it allows never happens). A path that begins
+// with a typed edge implies no typed edge either: v's
+// cudaGridDependencySynchronize() waits only on its own upstream kernels.
 #include "redundant_edges.hpp"
 
 #include <algorithm>
@@ -37,11 +50,15 @@ constexpr std::size_t bits_per_word = 64;
 // Per v with two dependencies or more: marks strict ancestors of its
 // dependencies ranked at or after its lowest-ranked dependency. Returns false
 // when the walks' cost (edges examined) passed `budget`.
-bool by_sweeps(const graph_view& view, std::vector<char>& redundant, std::uint64_t budget) {
+// `full`: per edge, whether it is full (null: every edge is).
+bool by_sweeps(const graph_view& view, std::vector<char>& redundant, std::uint64_t budget,
+               const std::vector<char>* full) {
   const auto& deps = view.dependencies();
   const auto& rank = view.rank();
   const auto count = static_cast<std::uint32_t>(view.size());
   std::vector<std::uint32_t> marks(count, 0);
+  // Marked when reached over a full edge out of it: its path to v starts full.
+  std::vector<std::uint32_t> full_marks(full ? count : 0, 0);
   std::uint32_t stamp = 0;
   std::vector<std::uint32_t> stack;
   std::uint64_t work = 0;
@@ -56,7 +73,9 @@ bool by_sweeps(const graph_view& view, std::vector<char>& redundant, std::uint64
       for (auto e : boost::make_iterator_range(out_edges(x, deps))) {
         const std::uint32_t p = target(e, deps);
         ++work;
-        if (marks[p] == stamp || rank[p] < min_rank) continue;
+        if (rank[p] < min_rank) continue;
+        if (full && (*full)[get(boost::edge_index, deps, e)]) full_marks[p] = stamp;
+        if (marks[p] == stamp) continue;
         marks[p] = stamp;
         stack.push_back(p);
       }
@@ -68,8 +87,9 @@ bool by_sweeps(const graph_view& view, std::vector<char>& redundant, std::uint64
       visit_dependencies_of(x);
     }
     if (work > budget) return false;
+    const std::vector<std::uint32_t>& implied = full ? full_marks : marks;
     for (auto it = first; it != last; ++it)
-      if (marks[target(*it, deps)] == stamp) redundant[get(boost::edge_index, deps, *it)] = 1;
+      if (implied[target(*it, deps)] == stamp) redundant[get(boost::edge_index, deps, *it)] = 1;
   }
   return true;
 }
@@ -100,7 +120,8 @@ bitset_plan plan_bitsets(const graph_view& view) {
   return {block_words, cost};
 }
 
-void by_bitsets(const graph_view& view, std::vector<char>& redundant, std::size_t block_words) {
+void by_bitsets(const graph_view& view, std::vector<char>& redundant, std::size_t block_words,
+                const std::vector<char>* full) {
   const auto& graph = view.dependents();
   const auto& order = view.order();
   const auto& rank = view.rank();
@@ -143,13 +164,19 @@ void by_bitsets(const graph_view& view, std::vector<char>& redundant, std::size_
       std::fill(set, set + block_words, word{0});
       bool any = false;
       const std::uint32_t begin = succ_begin[r], end = succ_begin[r + 1];
-      for (std::uint32_t s = begin; s < end; ++s) {
-        const std::size_t w_rank = succ_rank[s];
-        if (w_rank >= block_end || !reaches_block[w_rank]) continue;
-        const word* from = &reach[w_rank * block_words];
-        for (std::size_t i = 0; i < block_words; ++i) set[i] |= from[i];
-        any = true;
-      }
+      // What the successors reach; those over a typed edge only after the
+      // test below, as a path that starts with one implies no edge.
+      const auto merge = [&](bool typed) {
+        for (std::uint32_t s = begin; s < end; ++s) {
+          const std::size_t w_rank = succ_rank[s];
+          if (w_rank >= block_end || !reaches_block[w_rank]) continue;
+          if (full && (*full)[succ_slot[s]] == typed) continue;
+          const word* from = &reach[w_rank * block_words];
+          for (std::size_t i = 0; i < block_words; ++i) set[i] |= from[i];
+          any = true;
+        }
+      };
+      merge(false);
       for (std::uint32_t s = begin; s < end; ++s) {
         const std::size_t w_rank = succ_rank[s];
         if (w_rank < block_begin || w_rank >= block_end) continue;
@@ -157,6 +184,7 @@ void by_bitsets(const graph_view& view, std::vector<char>& redundant, std::size_
         const word mask = word{1} << (bit % bits_per_word);
         if (any && (set[bit / bits_per_word] & mask)) redundant[succ_slot[s]] = 1;
       }
+      if (full) merge(true);
       for (std::uint32_t s = begin; s < end; ++s) {
         const std::size_t w_rank = succ_rank[s];
         if (w_rank < block_begin || w_rank >= block_end) continue;
@@ -174,10 +202,22 @@ void by_bitsets(const graph_view& view, std::vector<char>& redundant, std::size_
 std::vector<std::pair<std::string, std::string>> find_redundant_edges(const graph_view& view,
                                                                       std::uint64_t work_limit) {
   std::vector<char> redundant(view.edge_count(), 0);
+  // Per edge (slot), whether it is full; kept only where one is not.
+  std::vector<char> full_edges;
+  const graph_spec& spec = view.spec();
+  const auto& first_slot = view.first_slot();
+  for (std::size_t v = 0; v < view.size(); ++v) {
+    const node& n = spec.nodes[v];
+    if (n.dependency_kinds.empty()) continue;
+    if (full_edges.empty()) full_edges.assign(view.edge_count(), 1);
+    for (std::size_t k = 0; k < n.deps.size(); ++k)
+      full_edges[first_slot[v] + k] = n.dependency_kind(k) == edge_kind::full;
+  }
+  const std::vector<char>* full = full_edges.empty() ? nullptr : &full_edges;
   const bitset_plan plan = plan_bitsets(view);
   // A walk step is a cache miss where a bitset step is a word: 1/64 in
   // walk steps is about an eighth of the bitsets' cost (or of the limit).
-  if (!by_sweeps(view, redundant, std::min(plan.cost, work_limit) / 64)) {
+  if (!by_sweeps(view, redundant, std::min(plan.cost, work_limit) / 64, full)) {
     if (plan.cost > work_limit) {
       throw error("redundant-edge analysis of " + view.description() + " (" +
                   std::to_string(view.size()) + " nodes, " + std::to_string(view.edge_count()) +
@@ -187,7 +227,7 @@ std::vector<std::pair<std::string, std::string>> find_redundant_edges(const grap
                   "analyze_options::redundant_edges = false");
     }
     std::fill(redundant.begin(), redundant.end(), 0);
-    by_bitsets(view, redundant, plan.block_words);
+    by_bitsets(view, redundant, plan.block_words, full);
   }
 
   std::vector<std::pair<std::string, std::string>> result;

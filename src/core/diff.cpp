@@ -330,9 +330,16 @@ class differ {
 
   void compare_edges(const node& before, const node& after, const std::string& prefix,
                      const std::string& path) {
-    if (before.deps == after.deps) return;
-    const std::unordered_set<std::string_view> had(before.deps.begin(), before.deps.end());
-    const std::unordered_set<std::string_view> has(after.deps.begin(), after.deps.end());
+    if (before.deps == after.deps && same_kinds(before, after)) return;
+    // Each dependency with its kind (a name listed twice: its first listing).
+    const auto kinds_of = [](const node& n) {
+      std::unordered_map<std::string_view, edge_kind> kinds;
+      kinds.reserve(n.deps.size());
+      for (std::size_t k = 0; k < n.deps.size(); ++k) kinds.emplace(n.deps[k], n.dependency_kind(k));
+      return kinds;
+    };
+    const auto had = kinds_of(before);
+    const auto has = kinds_of(after);
     std::unordered_set<std::string_view> reported;
     const auto edge = [&](std::string_view dep) {
       return cat({"edge ", named(prefix + std::string(dep)), " -> ", named(path)});
@@ -343,6 +350,23 @@ class differ {
     for (const std::string& dep : before.deps)
       if (!has.count(dep) && reported.insert(dep).second)
         add(change_kind::edge_removed, path, edge(dep));
+    for (const std::string& dep : after.deps) {
+      const auto found = had.find(dep);
+      if (found == had.end() || !reported.insert(dep).second) continue;
+      const edge_kind was = found->second;
+      const edge_kind is = has.at(dep);
+      if (was != is)
+        add(change_kind::edge_kind_changed, path,
+            cat({edge(dep), " changes kind: ", edge_kind_name(was), " -> ", edge_kind_name(is)}));
+    }
+  }
+
+  // The same kinds, dependency by dependency (no list of kinds: all full).
+  static bool same_kinds(const node& before, const node& after) {
+    if (before.dependency_kinds.empty() && after.dependency_kinds.empty()) return true;
+    for (std::size_t k = 0; k < before.deps.size(); ++k)
+      if (before.dependency_kind(k) != after.dependency_kind(k)) return false;
+    return true;
   }
 
   void compare_node(const node& before, const node& after, const std::string& path,
@@ -416,6 +440,9 @@ class differ {
                return cat({describe_shape_rule(x), " -> ", describe_shape_rule(y)});
              });
     compare_number(path, "priority", b.priority, a.priority);
+    if (b.synchronizes_grid_dependencies != a.synchronizes_grid_dependencies)
+      changed(path, cat({"synchronizes grid dependencies ", yes_no(b.synchronizes_grid_dependencies),
+                         " -> ", yes_no(a.synchronizes_grid_dependencies)}));
     compare_args(path, b.args, a.args);
   }
 
@@ -520,6 +547,7 @@ std::string line_of(const spec_change& c) {
     case change_kind::edge_removed: return cat({"removed ", c.detail, "\n"});
     case change_kind::declaration_changed:
       return cat({"changed declaration of ", readable(c.node), ": ", c.detail, "\n"});
+    case change_kind::edge_kind_changed: return cat({c.detail, "\n"});
   }
   return cat({"changed ", readable(c.node), ": ", c.detail, "\n"});
 }
@@ -549,8 +577,20 @@ std::string edge_attributes(status s) {
   switch (s) {
     case status::added: return "color=\"#2e7d32\", penwidth=2";
     case status::removed: return "color=\"#c62828\", style=dashed, penwidth=2";
-    default: return "color=\"#9e9e9e\"";
+    case status::changed: return "color=\"#ef6c00\", fontcolor=\"#ef6c00\", penwidth=2";
+    case status::unchanged: break;
   }
+  return "color=\"#9e9e9e\"";
+}
+
+// An edge's kind as a picture labels it: nothing for a full edge (nearly
+// every edge), the kind otherwise, and "before -> after" where it changed.
+std::string edge_label(edge_kind before, edge_kind after) {
+  if (before == after) {
+    if (after == edge_kind::full) return {};
+    return cat({", label=\"", edge_kind_name(after), "\""});
+  }
+  return cat({", label=\"", edge_kind_name(before), " -> ", edge_kind_name(after), "\""});
 }
 
 // Lines of at most `limit` items, then how many more.
@@ -610,8 +650,9 @@ class diff_dot_writer {
   };
 
   std::string summary() const {
-    std::size_t counts[7] = {};
+    std::size_t counts[8] = {};
     for (const spec_change& c : diff_.changes) ++counts[static_cast<std::size_t>(c.kind)];
+    const std::size_t edge_kinds = counts[static_cast<std::size_t>(change_kind::edge_kind_changed)];
     std::string label;
     if (diff_.changes.empty()) {
       label = "no changes";
@@ -619,7 +660,9 @@ class diff_dot_writer {
       label = cat({str(diff_.changes.size()), plural(diff_.changes.size(), " change", " changes"),
                    ": nodes ", str(counts[0]), " added, ", str(counts[1]), " removed, ",
                    str(counts[2] + counts[3]), " changed (kind or parameter); edges ", str(counts[4]),
-                   " added, ", str(counts[5]), " removed; declarations ", str(counts[6]),
+                   " added, ", str(counts[5]), " removed",
+                   edge_kinds ? cat({", ", str(edge_kinds), " of another kind"}) : std::string(),
+                   "; declarations ", str(counts[6]),
                    " changed"});
     }
     std::vector<std::string> declaration_lines;
@@ -641,8 +684,9 @@ class diff_dot_writer {
     return status::unchanged;
   }
 
-  void write_edge(const drawn& from, const drawn& to, status s, const std::string& indent) {
-    out_ += cat({indent, from.exit, " -> ", to.entry, " [", edge_attributes(s)});
+  void write_edge(const drawn& from, const drawn& to, status s, std::string_view label,
+                  const std::string& indent) {
+    out_ += cat({indent, from.exit, " -> ", to.entry, " [", edge_attributes(s), label});
     if (!from.cluster.empty()) out_ += cat({", ltail=", from.cluster});
     if (!to.cluster.empty()) out_ += cat({", lhead=", to.cluster});
     out_ += "];\n";
@@ -684,7 +728,8 @@ class diff_dot_writer {
 
     std::vector<bool> has_dependent(items.size(), false);
     std::vector<bool> has_dependency(items.size(), false);
-    const auto edge = [&](std::size_t to, std::string_view dep, status s) {
+    const auto edge = [&](std::size_t to, std::string_view dep, status s,
+                          const std::string& label) {
       has_dependency[to] = true;
       const auto found = at.find(dep);
       drawn from;
@@ -696,27 +741,42 @@ class diff_dot_writer {
         from = drawing.nodes[found->second];
         has_dependent[found->second] = true;
       }
-      write_edge(from, drawing.nodes[to], s, indent);
+      write_edge(from, drawing.nodes[to], s, label, indent);
     };
     for (std::size_t v = 0; v < items.size(); ++v) {
       const node* a = items[v].after;
       const node* b = items[v].before;
-      if (a && b && a->deps == b->deps) {
-        for (const std::string& dep : a->deps) edge(v, dep, status::unchanged);
+      if (a && b && a->deps == b->deps && a->dependency_kinds == b->dependency_kinds) {
+        for (std::size_t k = 0; k < a->deps.size(); ++k)
+          edge(v, a->deps[k], status::unchanged,
+               edge_label(a->dependency_kind(k), a->dependency_kind(k)));
         continue;
       }
-      std::unordered_set<std::string_view> had, has, drawn_deps;
-      if (a && b) {
-        had.insert(b->deps.begin(), b->deps.end());
-        has.insert(a->deps.begin(), a->deps.end());
-      }
+      std::unordered_map<std::string_view, edge_kind> had, has;
+      std::unordered_set<std::string_view> drawn_deps;
+      if (a && b)  // each dependency with its kind (a name listed twice: its first listing)
+        for (std::size_t k = 0; k < b->deps.size(); ++k) had.emplace(b->deps[k], b->dependency_kind(k));
+      if (a && b)
+        for (std::size_t k = 0; k < a->deps.size(); ++k) has.emplace(a->deps[k], a->dependency_kind(k));
       if (a)
-        for (const std::string& dep : a->deps)
-          if (drawn_deps.insert(dep).second)
-            edge(v, dep, had.count(dep) ? status::unchanged : status::added);
+        for (std::size_t k = 0; k < a->deps.size(); ++k) {
+          const std::string& dep = a->deps[k];
+          if (!drawn_deps.insert(dep).second) continue;
+          const edge_kind is = a->dependency_kind(k);
+          const auto found = had.find(dep);
+          if (found == had.end()) {
+            edge(v, dep, status::added, edge_label(is, is));
+            continue;
+          }
+          edge(v, dep, found->second == is ? status::unchanged : status::changed,
+               edge_label(found->second, is));
+        }
       if (b)
-        for (const std::string& dep : b->deps)
-          if (!has.count(dep) && drawn_deps.insert(dep).second) edge(v, dep, status::removed);
+        for (std::size_t k = 0; k < b->deps.size(); ++k) {
+          const std::string& dep = b->deps[k];
+          if (!has.count(dep) && drawn_deps.insert(dep).second)
+            edge(v, dep, status::removed, edge_label(b->dependency_kind(k), b->dependency_kind(k)));
+        }
     }
     for (std::size_t v = 0; v < items.size(); ++v) {
       if (!has_dependency[v]) drawing.roots.push_back(v);
@@ -853,6 +913,7 @@ std::string_view change_kind_name(change_kind kind) noexcept {
     case change_kind::edge_added: return "edge_added";
     case change_kind::edge_removed: return "edge_removed";
     case change_kind::declaration_changed: return "declaration_changed";
+    case change_kind::edge_kind_changed: return "edge_kind_changed";
   }
   return "unknown";
 }

@@ -14,6 +14,7 @@
 #include "cudag/error.hpp"
 #include "cudag/handles.hpp"
 #include "cudag/native_api.hpp"
+#include "cudag/native_nodes.hpp"
 #include "import_order.hpp"
 
 namespace cudag {
@@ -193,17 +194,43 @@ class importer {
     std::size_t edge_count = 0;
     check_graph(api().graph_get_edges(graph_, nullptr, nullptr, nullptr, &edge_count),
                 "cudaGraphGetEdges");
+    // With each edge's data: CUDA refuses the query without it (a lossy
+    // query) once an edge is not full.
     std::vector<cudaGraphNode_t> from(edge_count), to(edge_count);
+    std::vector<cudaGraphEdgeData> edge_data(edge_count);
     if (edge_count)
-      check_graph(api().graph_get_edges(graph_, from.data(), to.data(), nullptr, &edge_count),
+      check_graph(api().graph_get_edges(graph_, from.data(), to.data(), edge_data.data(), &edge_count),
                   "cudaGraphGetEdges");
     from.resize(edge_count);
     to.resize(edge_count);
     std::vector<std::vector<std::size_t>> deps(count);
+    std::vector<std::vector<edge_kind>> kinds(count);  // one per dependency, as deps
     for (std::size_t e = 0; e < edge_count; ++e) {
-      std::vector<std::size_t>& d = deps[index_of_.at(to[e])];
+      const std::size_t target = index_of_.at(to[e]);
       const std::size_t dependency = index_of_.at(from[e]);
-      if (std::find(d.begin(), d.end(), dependency) == d.end()) d.push_back(dependency);
+      const auto edge = [&] {
+        return "import of graph '" + graph_name + "': the edge '" + path_ + names[dependency] +
+               "' -> '" + path_ + names[target] + "'";
+      };
+      const std::optional<edge_kind> kind = native::edge_kind_of(edge_data[e]);
+      if (!kind)
+        throw error(edge() + " has edge data cudag does not know (type " +
+                        std::to_string(edge_data[e].type) + ", from port " +
+                        std::to_string(edge_data[e].from_port) + ", to port " +
+                        std::to_string(edge_data[e].to_port) +
+                        "); cudag reads full, programmatic and launch-completion edges only",
+                    cudaErrorNotSupported, "cudaGraphGetEdges", path_ + names[target]);
+      std::vector<std::size_t>& d = deps[target];
+      const auto listed = std::find(d.begin(), d.end(), dependency);
+      if (listed == d.end()) {
+        d.push_back(dependency);
+        kinds[target].push_back(*kind);
+      } else if (const edge_kind first = kinds[target][listed - d.begin()]; first != *kind) {
+        throw error(edge() + " is there twice, " + std::string(edge_kind_name(first)) + " and " +
+                        std::string(edge_kind_name(*kind)) +
+                        "; cudag keeps one kind per dependency",
+                    cudaErrorNotSupported, "cudaGraphGetEdges", path_ + names[target]);
+      }
     }
 
     // Allocations first, so that every user of a buffer can refer to it.
@@ -223,9 +250,22 @@ class importer {
     order_.emplace(deps, std::move(graph_allocations));
 
     for (std::size_t i = 0; i < count; ++i)
-      spec.nodes.push_back(node{names[i], read(i, nodes[i], types[i], names[i]), {}});
-    for (std::size_t i = 0; i < count; ++i)
-      for (std::size_t d : deps[i]) spec.nodes[i].deps.push_back(names[d]);
+      spec.nodes.push_back(node{names[i], read(i, nodes[i], types[i], names[i]), {}, {}});
+    for (std::size_t i = 0; i < count; ++i) {
+      node& n = spec.nodes[i];
+      for (std::size_t d : deps[i]) n.deps.push_back(names[d]);
+      const bool typed = std::any_of(kinds[i].begin(), kinds[i].end(),
+                                     [](edge_kind k) { return k != edge_kind::full; });
+      if (!typed) continue;  // kinds are kept only where one is not full
+      n.dependency_kinds = std::move(kinds[i]);
+      // CUDA already launches this kernel early, before its upstream kernel
+      // completes: the graph's author took it to call
+      // cudaGridDependencySynchronize() before reading the upstream's writes.
+      // cudag cannot see the kernel's code to confirm it; it records the
+      // graph as CUDA runs it, so that check() accepts the edge. (A node kept
+      // opaque is a captured node: check() refuses the typed edge, naming it.)
+      if (auto* k = std::get_if<kernel_node>(&n.params)) k->synchronizes_grid_dependencies = true;
+    }
     return spec;
   }
 

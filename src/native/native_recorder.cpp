@@ -709,6 +709,18 @@ struct recorder::impl {
       all_to.push_back(reinterpret_cast<cudaGraphNode_t>(e.to));
       all_data.push_back(e.data);
     }
+    if (edge_data != nullptr && from == nullptr) {
+      r().misuse(line + ": edge data asked for without from and to");
+      return cudaErrorInvalidValue;
+    }
+    // As CUDA: listing edges without their data is refused once one of them
+    // is not full, rather than losing what it is.
+    if (from != nullptr && edge_data == nullptr)
+      for (std::size_t k = 0; k < *count && k < all_data.size(); ++k)
+        if (!recorded_graphs::edge_suffix(all_data[k]).empty()) {
+          r().record(line + " -> cudaErrorLossyQuery");
+          return cudaErrorLossyQuery;
+        }
     const std::size_t room = *count;
     fill(all_to, to, count);
     std::size_t same = room;

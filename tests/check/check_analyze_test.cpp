@@ -91,20 +91,25 @@ TEST(Analyze, RedundantEdgesAcrossBitsetBlocks) {
 }
 
 // Brute force: an edge is redundant when its target stays reachable from its
-// source with that one edge removed.
+// source with that one edge removed, along a path whose first edge is full.
 edge_list redundant_by_brute_force(const graph_spec& g) {
   std::unordered_map<std::string, std::size_t> index;
   for (std::size_t i = 0; i < g.nodes.size(); ++i) index[g.nodes[i].name] = i;
   std::vector<std::vector<std::size_t>> successors(g.nodes.size());
+  std::vector<std::vector<std::size_t>> full_successors(g.nodes.size());
   for (std::size_t v = 0; v < g.nodes.size(); ++v)
-    for (const std::string& d : g.nodes[v].deps) successors[index[d]].push_back(v);
+    for (std::size_t k = 0; k < g.nodes[v].deps.size(); ++k) {
+      const std::size_t u = index[g.nodes[v].deps[k]];
+      successors[u].push_back(v);
+      if (g.nodes[v].dependency_kind(k) == edge_kind::full) full_successors[u].push_back(v);
+    }
   edge_list result;
   for (std::size_t v = 0; v < g.nodes.size(); ++v) {
     for (const std::string& d : g.nodes[v].deps) {
       const std::size_t u = index[d];
       std::vector<bool> seen(g.nodes.size(), false);
       std::vector<std::size_t> stack;
-      for (std::size_t w : successors[u])
+      for (std::size_t w : full_successors[u])
         if (w != v) stack.push_back(w);
       bool reached = false;
       while (!stack.empty() && !reached) {
@@ -140,6 +145,75 @@ TEST(Analyze, RedundantEdgesMatchBruteForceOnRandomDags) {
       if (a > b) std::swap(a, b);
       if (!taken.insert({a, b}).second) continue;
       g.nodes[declared_at[b]].deps.push_back("n" + std::to_string(declared_at[a]));
+    }
+    const edge_list expected = redundant_by_brute_force(g);
+    EXPECT_FALSE(expected.empty());
+    EXPECT_EQ(redundant_edges(g), expected) << count << " nodes";
+  }
+}
+
+// The diamond a -> {b, c} -> d with the shortcut a -> d, each edge of the
+// kind given (by dependent and dependency).
+graph_spec diamond_with_shortcut(edge_kind ab, edge_kind ac, edge_kind bd, edge_kind ad) {
+  graph_spec g = graph({empty("a"), empty("b", {"a"}), empty("c", {"a"}), empty("d", {"b", "c", "a"})});
+  g.nodes[1].dependency_kinds = {ab};
+  g.nodes[2].dependency_kinds = {ac};
+  g.nodes[3].dependency_kinds = {bd, edge_kind::full, ad};
+  return g;
+}
+
+TEST(Analyze, AFullEdgeIsImpliedOnlyByAPathThatStartsWithAFullEdge) {
+  using enum edge_kind;
+  // a -> b is programmatic, but a -> c -> d is full: a -> d is implied.
+  EXPECT_EQ(redundant_edges(diamond_with_shortcut(programmatic, full, full, full)),
+            (edge_list{{"a", "d"}}));
+  // Both paths start with a typed edge: d could start before a completes
+  // without the shortcut, which is kept.
+  EXPECT_TRUE(redundant_edges(diamond_with_shortcut(programmatic, launch_completion, full, full)).empty());
+  // A typed edge later on the path does not matter: d starts after b
+  // started, b after a completed.
+  EXPECT_EQ(redundant_edges(diamond_with_shortcut(full, programmatic, programmatic, full)),
+            (edge_list{{"a", "d"}}));
+  EXPECT_EQ(analyze(diamond_with_shortcut(programmatic, launch_completion, full, full)).redundant_edges,
+            edge_list{});
+}
+
+TEST(Analyze, ATypedEdgeBesideAPathThatStartsWithAFullEdgeIsReported) {
+  using enum edge_kind;
+  // d starts after a completed anyway: the early launch the shortcut
+  // allows never happens.
+  EXPECT_EQ(redundant_edges(diamond_with_shortcut(full, full, full, programmatic)),
+            (edge_list{{"a", "d"}}));
+  EXPECT_EQ(redundant_edges(diamond_with_shortcut(programmatic, full, full, launch_completion)),
+            (edge_list{{"a", "d"}}));
+  // Beside paths that start with typed edges it is not implied: d waits in
+  // cudaGridDependencySynchronize() only for its own upstream kernels.
+  EXPECT_TRUE(
+      redundant_edges(diamond_with_shortcut(programmatic, programmatic, full, programmatic)).empty());
+}
+
+TEST(Analyze, RedundantEdgesOfRandomKindsMatchBruteForce) {
+  // As above, with about one edge in three programmatic or launch-completion.
+  std::mt19937 random(2468);
+  for (const std::size_t count : {40u, 3000u}) {
+    graph_spec g;
+    for (std::size_t i = 0; i < count; ++i) g.nodes.push_back(empty("n" + std::to_string(i)));
+    std::set<std::pair<std::size_t, std::size_t>> taken;
+    std::uniform_int_distribution<std::size_t> position(0, count - 1);
+    std::uniform_int_distribution<int> kind(0, 5);
+    while (taken.size() < 3 * count) {
+      std::size_t a = position(random);
+      std::size_t b = taken.size() % 4 == 0 ? position(random) : a + 1 + position(random) % 50;
+      if (b >= count || a == b) continue;
+      if (a > b) std::swap(a, b);
+      if (!taken.insert({a, b}).second) continue;
+      node& n = g.nodes[b];
+      n.deps.push_back("n" + std::to_string(a));
+      n.dependency_kinds.resize(n.deps.size() - 1, edge_kind::full);
+      const int k = kind(random);
+      n.dependency_kinds.push_back(k == 0 ? edge_kind::programmatic
+                                   : k == 1 ? edge_kind::launch_completion
+                                            : edge_kind::full);
     }
     const edge_list expected = redundant_by_brute_force(g);
     EXPECT_FALSE(expected.empty());

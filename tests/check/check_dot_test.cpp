@@ -295,5 +295,60 @@ TEST(Dot, KernelsThatWouldReadAlikeKeepTheirFullNames) {
   EXPECT_NE(dot.find("\"lookalike\\nkernel\\n_GLOBAL__N_ish\\ngrid"), std::string::npos) << dot;
 }
 
+// produce -> consume (programmatic), consume -> drain (full), produce ->
+// drain (launch completion); consume and drain synchronize their grid
+// dependencies, produce does not.
+graph_spec launched_early() {
+  kernel_node synchronizing = kernel();
+  synchronizing.synchronizes_grid_dependencies = true;
+  node consume = make_node("consume", synchronizing, {"produce"});
+  consume.dependency_kinds = {edge_kind::programmatic};
+  node drain = make_node("drain", synchronizing, {"consume", "produce"});
+  drain.dependency_kinds = {edge_kind::full, edge_kind::launch_completion};
+  return graph({make_node("produce", kernel()), std::move(consume), std::move(drain)});
+}
+
+TEST(Dot, TypedEdgesAreDrawnApartAndSayTheirKind) {
+  const std::string dot = to_dot(launched_early());
+  // Ids in declaration order: produce n0, consume n1, drain n2.
+  EXPECT_NE(dot.find("  n0 -> n1 [style=dashed, color=\"#0b5ed7\", fontcolor=\"#0b5ed7\", "
+                     "penwidth=2, fontname=\"Helvetica\", fontsize=9, label=\"programmatic\"];\n"),
+            std::string::npos)
+      << dot;
+  EXPECT_NE(dot.find("  n0 -> n2 [style=dotted, color=\"#7b2cbf\", fontcolor=\"#7b2cbf\", "
+                     "penwidth=2, fontname=\"Helvetica\", fontsize=9, "
+                     "label=\"launch completion\"];\n"),
+            std::string::npos)
+      << dot;
+  // A full edge is drawn as before, with no attributes of its own.
+  EXPECT_NE(dot.find("  n1 -> n2;\n"), std::string::npos) << dot;
+  EXPECT_EQ(count_of(dot, "label=\"programmatic\""), 1u) << dot;
+  EXPECT_EQ(count_of(dot, "label=\"launch completion\""), 1u) << dot;
+}
+
+TEST(Dot, AKernelThatSynchronizesItsGridDependenciesSaysSo) {
+  const std::string dot = to_dot(launched_early());
+  EXPECT_NE(dot.find("\"consume\\nkernel\\nsome_kernel\\ngrid (4,1,1) block (128,1,1)\\n"
+                     "synchronizes grid dependencies\""),
+            std::string::npos)
+      << dot;
+  EXPECT_EQ(count_of(dot, "synchronizes grid dependencies"), 2u) << dot;  // consume, drain
+  EXPECT_NE(dot.find("\"produce\\nkernel\\nsome_kernel\\ngrid (4,1,1) block (128,1,1)\""),
+            std::string::npos)
+      << dot;
+}
+
+TEST(Dot, ATypedEdgeIntoOrOutOfAClusterKeepsItsKindAndTheBorder) {
+  graph_spec g = launched_early();
+  g.nodes[0].params = child_of(graph({empty("inside")}, {}, {}, "helper"));
+  const std::string dot = to_dot(g);
+  // produce is a cluster now (n0, its exit n0_exit; inside n1): consume n2, drain n3.
+  EXPECT_NE(dot.find("  n0_exit -> n2 [style=dashed, color=\"#0b5ed7\", fontcolor=\"#0b5ed7\", "
+                     "penwidth=2, fontname=\"Helvetica\", fontsize=9, label=\"programmatic\", "
+                     "ltail=cluster_n0];\n"),
+            std::string::npos)
+      << dot;
+}
+
 }  // namespace
 }  // namespace cudag

@@ -238,6 +238,49 @@ TEST(DiffDot, EveryStatusHasItsColour) {
   expect_renders(dot, "every_kind");
 }
 
+TEST(DiffDot, EdgeKindsAreLabelledAndAChangedKindIsOrange) {
+  kernel_node k = kernel();
+  k.synchronizes_grid_dependencies = true;
+  const auto spec = [&](edge_kind pc, edge_kind pd) {
+    node c = make_node("c", k, {"p"});
+    c.dependency_kinds = {pc};
+    node d = make_node("d", k, {"c", "p"});
+    d.dependency_kinds = {edge_kind::full, pd};
+    return graph({make_node("p", kernel()), std::move(c), std::move(d)});
+  };
+  const graph_spec before = spec(edge_kind::full, edge_kind::launch_completion);
+  const graph_spec after = spec(edge_kind::programmatic, edge_kind::launch_completion);
+  const spec_diff d = diff(before, after);
+  const std::string dot = to_dot(d, before, after);
+  // Ids: p n0, c n1, d n2.
+  EXPECT_NE(dot.find("  n0 -> n1 [color=\"#ef6c00\", fontcolor=\"#ef6c00\", penwidth=2, "
+                     "label=\"full -> programmatic\"];\n"),
+            std::string::npos)
+      << dot;
+  // Unchanged: grey, its kind labelled where it is not full.
+  EXPECT_NE(dot.find("  n1 -> n2 [color=\"#9e9e9e\"];\n"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("  n0 -> n2 [color=\"#9e9e9e\", label=\"launch_completion\"];\n"),
+            std::string::npos)
+      << dot;
+  EXPECT_NE(dot.find("edges 0 added, 0 removed, 1 of another kind;"), std::string::npos) << dot;
+  // A picture of no change keeps every kind's label.
+  const std::string same = to_dot(diff(after, after), after, after);
+  EXPECT_NE(same.find("  n0 -> n1 [color=\"#9e9e9e\", label=\"programmatic\"];\n"),
+            std::string::npos)
+      << same;
+  // An added or removed typed edge keeps its colour and says its kind.
+  graph_spec fewer = after;
+  fewer.nodes[2].deps = {"c"};
+  fewer.nodes[2].dependency_kinds.clear();
+  const std::string removed = to_dot(diff(after, fewer), after, fewer);
+  EXPECT_NE(removed.find("  n0 -> n2 [color=\"#c62828\", style=dashed, penwidth=2, "
+                         "label=\"launch_completion\"];\n"),
+            std::string::npos)
+      << removed;
+  if (!graphviz_installed()) GTEST_SKIP() << "Graphviz 'dot' is not installed: not rendered";
+  expect_renders(dot, "edge_kinds");
+}
+
 TEST(DiffDot, NoChangesAllGrey) {
   const graph_spec g = every_kind(false);
   const std::string dot = to_dot(diff(g, g), g, g);

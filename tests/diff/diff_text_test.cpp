@@ -112,6 +112,84 @@ TEST(Diff, EdgesAddedAndRemovedOncePerDependency) {
                   .empty());
 }
 
+// p -> c of kind `pc`, p -> d of kind `pd`, c -> d full; c and d marked as
+// synchronizing their grid dependencies when `marked`.
+graph_spec launched_early(edge_kind pc, edge_kind pd, bool marked = true) {
+  kernel_node k = kernel();
+  k.synchronizes_grid_dependencies = marked;
+  node c = make_node("c", k, {"p"});
+  node d = make_node("d", k, {"c", "p"});
+  if (pc != edge_kind::full) c.dependency_kinds = {pc};
+  if (pd != edge_kind::full) d.dependency_kinds = {edge_kind::full, pd};
+  return graph({make_node("p", kernel()), std::move(c), std::move(d)});
+}
+
+TEST(Diff, AnEdgeOfAnotherKindIsReportedAndIsAnotherTopology) {
+  const graph_spec before = launched_early(edge_kind::full, edge_kind::programmatic);
+  const graph_spec after = launched_early(edge_kind::programmatic, edge_kind::launch_completion);
+  const spec_diff d = diff(before, after);
+  EXPECT_EQ(d.text(),
+            "edge 'p' -> 'c' changes kind: full -> programmatic\n"
+            "edge 'p' -> 'd' changes kind: programmatic -> launch_completion\n");
+  ASSERT_EQ(d.changes.size(), 2u);
+  EXPECT_EQ(d.changes[0], (spec_change{change_kind::edge_kind_changed, "c",
+                                       "edge 'p' -> 'c' changes kind: full -> programmatic"}));
+  EXPECT_EQ(d.changes[1].node, "d");
+  EXPECT_FALSE(d.same_topology());
+  EXPECT_EQ(change_kind_name(change_kind::edge_kind_changed), "edge_kind_changed");
+  // Back again, and to every edge full (no kinds listed at all).
+  EXPECT_EQ(diff(after, before).text(),
+            "edge 'p' -> 'c' changes kind: programmatic -> full\n"
+            "edge 'p' -> 'd' changes kind: launch_completion -> programmatic\n");
+  EXPECT_EQ(diff(before, launched_early(edge_kind::full, edge_kind::full)).text(),
+            "edge 'p' -> 'd' changes kind: programmatic -> full\n");
+}
+
+TEST(Diff, EdgeKindsPairByDependencyNotByPosition) {
+  // The same edges and kinds listed in another order, or the kinds of full
+  // edges listed outright: no change.
+  graph_spec before = launched_early(edge_kind::programmatic, edge_kind::launch_completion);
+  graph_spec reordered = before;
+  node& d = reordered.nodes[2];
+  std::swap(d.deps[0], d.deps[1]);
+  std::swap(d.dependency_kinds[0], d.dependency_kinds[1]);
+  EXPECT_TRUE(diff(before, reordered).empty()) << diff(before, reordered).text();
+  graph_spec spelled_out = launched_early(edge_kind::full, edge_kind::full);
+  spelled_out.nodes[1].dependency_kinds = {edge_kind::full};
+  spelled_out.nodes[2].dependency_kinds = {edge_kind::full, edge_kind::full};
+  EXPECT_TRUE(diff(launched_early(edge_kind::full, edge_kind::full), spelled_out).empty());
+  // An edge removed and another added beside a kind changed: each once.
+  graph_spec after = before;
+  after.nodes[2].deps = {"p"};
+  after.nodes[2].dependency_kinds = {edge_kind::programmatic};
+  EXPECT_EQ(diff(before, after).text(),
+            "removed edge 'c' -> 'd'\n"
+            "edge 'p' -> 'd' changes kind: launch_completion -> programmatic\n");
+}
+
+TEST(Diff, TheGridDependencyMarkerIsAChangeOfTheNode) {
+  const graph_spec before = launched_early(edge_kind::full, edge_kind::full, false);
+  const graph_spec after = launched_early(edge_kind::full, edge_kind::full, true);
+  const spec_diff d = diff(before, after);
+  EXPECT_EQ(d.text(),
+            "changed c: synchronizes grid dependencies no -> yes\n"
+            "changed d: synchronizes grid dependencies no -> yes\n");
+  ASSERT_EQ(d.changes.size(), 2u);
+  EXPECT_EQ(d.changes[0].kind, change_kind::params_changed);
+  // CUDA never sees the marker: the same topology.
+  EXPECT_TRUE(d.same_topology());
+}
+
+TEST(Diff, EdgeKindsInsideANestedGraphAreNamedByPath) {
+  const graph_spec before = graph({make_node(
+      "stage", child_of(launched_early(edge_kind::full, edge_kind::full)))});
+  const graph_spec after = graph({make_node(
+      "stage", child_of(launched_early(edge_kind::programmatic, edge_kind::full)))});
+  EXPECT_EQ(diff(before, after).text(),
+            "edge 'stage/p' -> 'stage/c' changes kind: full -> programmatic\n");
+  EXPECT_EQ(diff(before, after).changes[0].node, "stage/c");
+}
+
 TEST(Diff, KindChanges) {
   EXPECT_EQ(node_text(make_node("k", kernel()), make_node("k", memset_of(param<void*>("y")))),
             "changed kind of k: kernel -> memset\n");

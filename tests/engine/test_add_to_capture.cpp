@@ -82,6 +82,50 @@ TEST(AddToCapture, TheSpecJoinsTheCaptureBetweenWhatCameBeforeAndWhatComesAfter)
   EXPECT_TRUE(rec.misuse().empty()) << lines(rec.misuse());
 }
 
+/// produce -> consume (programmatic), consume -> drain (full), produce ->
+/// drain (launch completion).
+cudag::graph_spec launched_early(const std::string& name) {
+  cudag::builder b(name);
+  auto x = b.param<float*>("x");
+  const auto marked = cudag::synchronizes_grid_dependencies(cudag::kernel_of(&scale, "scale"));
+  auto produce = b.kernel("produce", &scale, cudag::launch(1, 64), x, 1.0f, 64);
+  auto consume = b.kernel("consume", marked, cudag::launch(1, 64), x, 2.0f, 64);
+  auto drain = b.kernel("drain", marked, cudag::launch(1, 64), x, 3.0f, 64);
+  b.edge(produce, consume, cudag::edge_kind::programmatic);
+  b.edge(consume, drain);
+  b.edge(produce, drain, cudag::edge_kind::launch_completion);
+  return b.build();
+}
+
+TEST(AddToCapture, TypedEdgesInsideTheSpecKeepTheirEdgeData) {
+  cudag::native::recorder rec;
+  rec.name_kernel(&scale, "scale");
+  rec.name_pointer(dev_x, "x");
+  {
+    cudag::unique_stream s = cudag::make_stream();
+    cudag::native::begin_capture(s.get(), cudaStreamCaptureModeThreadLocal, "test");
+    const cudag::binding binds[] = {cudag::bind("x", dev_x)};
+    // Work captured before: the spec's root follows it through a full edge.
+    cudag::graph_in_capture before = cudag::add_to_capture(s.get(), looping("before"), binds);
+    rec.clear();
+    cudag::graph_in_capture early = cudag::add_to_capture(s.get(), launched_early("early"), binds);
+    cudag::unique_graph captured = cudag::native::end_capture(s.get(), "test");
+    const std::string text = lines(rec.calls());
+    if (std::getenv("CUDAG_SHOW_CALLS")) std::printf("%s", text.c_str());
+    EXPECT_NE(text.find("add_kernel_node n5 g1 deps=[n2,n4] scale"), std::string::npos) << text;
+    EXPECT_NE(text.find("add_node n6 g1 deps=[n5:programmatic] scale"), std::string::npos) << text;
+    EXPECT_NE(text.find("add_node n7 g1 deps=[n6,n5:launch_completion] scale"), std::string::npos)
+        << text;
+    // The stream's later work follows the spec's leaf through a full edge.
+    EXPECT_NE(text.find("stream_update_capture_dependencies s1 set [n7]\n"), std::string::npos)
+        << text;
+    const std::string state = rec.graph_state(captured.get());
+    EXPECT_NE(state.find("add_node deps=[3:programmatic] scale"), std::string::npos) << state;
+    EXPECT_NE(state.find("add_node deps=[4,3:launch_completion] scale"), std::string::npos) << state;
+    EXPECT_TRUE(rec.misuse().empty()) << lines(rec.misuse());
+  }
+}
+
 TEST(AddToCapture, AStreamThatIsNotCapturingIsRefusedNamingTheGraph) {
   cudag::native::recorder rec;
   cudag::unique_stream s = cudag::make_stream();

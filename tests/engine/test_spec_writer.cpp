@@ -11,6 +11,11 @@
 #include <vector>
 
 #include "cudag/builder.hpp"
+#include "cudag/check.hpp"
+#include "cudag/diff.hpp"
+#include "cudag/exec.hpp"
+#include "cudag/native_recorder.hpp"
+#include "recorder_support.hpp"
 
 namespace {
 
@@ -149,6 +154,92 @@ TEST(SpecWriter, KernelWithLiteralParameterAndBufferArgumentsIsWrittenAsDeclared
   // written here by hand, not against each other.
   expect_scale_again_spec(written);
   expect_scale_again_spec(b.spec());
+}
+
+/// produce -> consume (programmatic), consume -> drain (full), produce ->
+/// drain (launch completion): consume and drain synchronize their grid
+/// dependencies. Written through spec_writer as a generated front end would.
+cudag::graph_spec written_launched_early() {
+  cudag::graph_spec written;
+  cudag::spec_writer w(written);
+  w.set_name("early");
+  w.param("x", cudag::type_of<float*>());
+  const cudag::value_view args[] = {
+      cudag::value_view::named(cudag::type_of<float*>(), source::param, "x"),
+      cudag::value_view::literal_copy(1.0f), cudag::value_view::literal_copy(64)};
+  cudag::kernel_view k;
+  k.function = reinterpret_cast<const void*>(&scale);
+  k.function_name = "scale";
+  k.block = dim3(64);
+  k.args = args;
+  w.kernel("produce", k);
+  k.synchronizes_grid_dependencies = true;
+  w.kernel("consume", k);
+  w.kernel("drain", k);
+  w.depend(1, "produce", cudag::edge_kind::programmatic);
+  w.depend(2, "consume", cudag::edge_kind::full);
+  w.depend(2, "produce", cudag::edge_kind::launch_completion);
+  return written;
+}
+
+TEST(SpecWriter, EdgeKindsAndTheGridDependencyMarkerAreWrittenAsDeclared) {
+  const cudag::graph_spec written = written_launched_early();
+  ASSERT_EQ(written.nodes.size(), 3u);
+  EXPECT_TRUE(written.nodes[0].dependency_kinds.empty());
+  EXPECT_EQ(written.nodes[1].dependency_kinds,
+            std::vector<cudag::edge_kind>{cudag::edge_kind::programmatic});
+  EXPECT_EQ(written.nodes[2].deps, (std::vector<std::string>{"consume", "produce"}));
+  EXPECT_EQ(written.nodes[2].dependency_kinds,
+            (std::vector<cudag::edge_kind>{cudag::edge_kind::full,
+                                           cudag::edge_kind::launch_completion}));
+  EXPECT_FALSE(std::get<cudag::kernel_node>(written.nodes[0].params).synchronizes_grid_dependencies);
+  EXPECT_TRUE(std::get<cudag::kernel_node>(written.nodes[1].params).synchronizes_grid_dependencies);
+  EXPECT_TRUE(std::get<cudag::kernel_node>(written.nodes[2].params).synchronizes_grid_dependencies);
+  EXPECT_NO_THROW(cudag::check(written));
+
+  // Full edges only, written with or without their kind: no kinds kept,
+  // as the builder keeps none.
+  cudag::graph_spec plain;
+  cudag::spec_writer w(plain);
+  w.empty("a");
+  w.empty("b");
+  w.empty("c");
+  w.depend(2, "a", cudag::edge_kind::full);
+  w.depend(2, "b");
+  EXPECT_TRUE(plain.nodes[2].dependency_kinds.empty());
+  EXPECT_EQ(plain.nodes[2].deps.size(), 2u);
+}
+
+TEST(SpecWriter, ASpecWrittenWithEdgeKindsIsTheBuildersAndLowersAlike) {
+  cudag::builder b("early");
+  auto x = b.param<float*>("x");
+  auto produce = b.kernel("produce", cudag::kernel_of(&scale, "scale"), cudag::launch(1, 64), x,
+                          1.0f, 64);
+  auto marked = cudag::synchronizes_grid_dependencies(cudag::kernel_of(&scale, "scale"));
+  auto consume = b.kernel("consume", marked, cudag::launch(1, 64), x, 1.0f, 64);
+  auto drain = b.kernel("drain", marked, cudag::launch(1, 64), x, 1.0f, 64);
+  b.edge(produce, consume, cudag::edge_kind::programmatic);
+  b.edge(consume, drain);
+  b.edge(produce, drain, cudag::edge_kind::launch_completion);
+  const cudag::graph_spec built = b.build();
+  const cudag::graph_spec written = written_launched_early();
+  // diff() compares every field, the edges' kinds and the marker included.
+  EXPECT_TRUE(cudag::diff(built, written).empty()) << cudag::diff(built, written).text();
+  for (std::size_t i = 0; i < built.nodes.size(); ++i)
+    EXPECT_EQ(built.nodes[i].dependency_kinds, written.nodes[i].dependency_kinds) << i;
+
+  // Both lower to the same native graph, edge data and all.
+  cudag::native::recorder rec;
+  rec.name_kernel(&scale, "scale");
+  rec.name_pointer(engine_test::dev_x, "x");
+  const std::vector<cudag::binding> bindings{cudag::bind("x", engine_test::dev_x)};
+  auto from_builder = cudag::instantiate(built, bindings);
+  auto from_writer = cudag::instantiate(written, bindings);
+  const std::string state = rec.exec_state(from_writer.native_exec());
+  EXPECT_EQ(rec.exec_state(from_builder.native_exec()), state);
+  EXPECT_NE(state.find("deps=[0:programmatic]"), std::string::npos) << state;
+  EXPECT_NE(state.find("deps=[1,0:launch_completion]"), std::string::npos) << state;
+  EXPECT_TRUE(rec.misuse().empty()) << engine_test::lines(rec.misuse());
 }
 
 TEST(SpecWriter, NestedGraphsAreWrittenInPlace) {

@@ -14,6 +14,8 @@
 
 #include "cudag/builder.hpp"
 #include "cudag/capture.hpp"
+#include "cudag/check.hpp"
+#include "cudag/diff.hpp"
 #include "cudag/exec.hpp"
 #include "cudag/import.hpp"
 #include "cudag/native_api.hpp"
@@ -171,6 +173,163 @@ TEST(ImportOnRecorder, ALoweredSpecImportedAndLoweredAgainIsTheSameGraph) {
     e.launch(s.get());
     e.synchronize(s.get());
     EXPECT_EQ(host_calls, 1);
+  }
+  expect_nothing_left(rec);
+}
+
+/// first -> second (programmatic), second -> third (full), first -> third
+/// (launch completion); second and third synchronize their grid dependencies.
+cudag::graph_spec launched_early() {
+  cudag::builder b("early");
+  auto x = b.param<float*>("x");
+  const auto marked = cudag::synchronizes_grid_dependencies(cudag::kernel_of(&scale, "scale"));
+  auto first = b.kernel("first", cudag::kernel_of(&scale, "scale"), cudag::launch(2, 64), x, 1.0f, 128);
+  auto second = b.kernel("second", marked, cudag::launch(2, 64), x, 2.0f, 128);
+  auto third = b.kernel("third", marked, cudag::launch(2, 64), x, 3.0f, 128);
+  b.edge(first, second, cudag::edge_kind::programmatic);
+  b.edge(second, third);
+  b.edge(first, third, cudag::edge_kind::launch_completion);
+  return b.build();
+}
+
+TEST(ImportOnRecorder, EachEdgesDataBecomesTheKindOfItsDependency) {
+  cudag::native::recorder rec;
+  name_everything(rec);
+  {
+    const cudag::binding binds[] = {cudag::bind("x", dev_x)};
+    cudag::lowered_graph original = cudag::lower(launched_early(), binds);
+    rec.clear();
+    const cudag::graph_spec imported = cudag::import_graph(original.graph.get());
+    ASSERT_EQ(imported.nodes.size(), 3u);
+    using kind = cudag::edge_kind;
+    EXPECT_EQ(imported.nodes[0].name, "kernel_0");
+    EXPECT_TRUE(imported.nodes[0].dependency_kinds.empty());
+    EXPECT_EQ(imported.nodes[1].deps, std::vector<std::string>{"kernel_0"});
+    EXPECT_EQ(imported.nodes[1].dependency_kinds, std::vector<kind>{kind::programmatic});
+    EXPECT_EQ(imported.nodes[2].deps, (std::vector<std::string>{"kernel_1", "kernel_0"}));
+    EXPECT_EQ(imported.nodes[2].dependency_kinds,
+              (std::vector<kind>{kind::full, kind::launch_completion}));
+    // A kernel CUDA launches early is taken to synchronize its grid
+    // dependencies; the others are not marked.
+    const auto marked = [&](std::size_t i) {
+      return std::get<cudag::kernel_node>(imported.nodes[i].params).synchronizes_grid_dependencies;
+    };
+    EXPECT_FALSE(marked(0));
+    EXPECT_TRUE(marked(1));
+    EXPECT_TRUE(marked(2));
+    EXPECT_NO_THROW(cudag::check(imported));
+
+    // The spec as it was, but for the node names: renamed back, no change.
+    cudag::graph_spec renamed = imported;
+    const std::map<std::string, std::string> names{
+        {"kernel_0", "first"}, {"kernel_1", "second"}, {"kernel_2", "third"}};
+    for (cudag::node& n : renamed.nodes) {
+      n.name = names.at(n.name);
+      for (std::string& d : n.deps) d = names.at(d);
+    }
+    cudag::graph_spec original_spec = launched_early();
+    // Import reads arguments as bytes and declares no parameters.
+    for (std::size_t i = 0; i < 3; ++i) {
+      std::get<cudag::kernel_node>(renamed.nodes[i].params).args.clear();
+      std::get<cudag::kernel_node>(original_spec.nodes[i].params).args.clear();
+    }
+    original_spec.params.clear();
+    EXPECT_TRUE(cudag::diff(original_spec, renamed).empty()) << cudag::diff(original_spec, renamed).text();
+
+    // Lowered again: the same graph, edge data and all.
+    cudag::lowered_graph again = cudag::lower(imported, {});
+    EXPECT_EQ(rec.graph_state(again.graph.get()), rec.graph_state(original.graph.get()));
+    EXPECT_NE(rec.graph_state(again.graph.get()).find("deps=[1,0:launch_completion]"),
+              std::string::npos)
+        << rec.graph_state(again.graph.get());
+  }
+  expect_nothing_left(rec);
+}
+
+/// A graph made by hand through the seam: two kernels, the second after
+/// the first with edge data `data` (no marker anywhere: cudag did not build it).
+cudag::unique_graph kernels_joined_by(const cudaGraphEdgeData& data) {
+  cudag::unique_graph g = cudag::make_graph();
+  static float* x = dev_x;
+  static float a = 2.0f;
+  static int n = 64;
+  static void* args[] = {&x, &a, &n};
+  cudaKernelNodeParams k{};
+  k.func = reinterpret_cast<void*>(&scale);
+  k.gridDim = dim3(1);
+  k.blockDim = dim3(64);
+  k.kernelParams = args;
+  const cudaGraphNode_t first = cudag::native::add_kernel(g.get(), {}, k, "first");
+  (void)cudag::native::add_kernel(g.get(), {&first, 1}, {&data, 1}, k, "second");
+  return g;
+}
+
+TEST(ImportOnRecorder, AKernelLaunchedEarlyByAGraphBuiltByHandIsImportedMarked) {
+  cudag::native::recorder rec;
+  name_everything(rec);
+  {
+    cudag::unique_graph g =
+        kernels_joined_by(cudag::native::edge_data_of(cudag::edge_kind::programmatic));
+    const cudag::graph_spec imported = cudag::import_graph(g.get());
+    ASSERT_EQ(imported.nodes.size(), 2u);
+    EXPECT_EQ(imported.nodes[1].dependency_kinds,
+              std::vector<cudag::edge_kind>{cudag::edge_kind::programmatic});
+    EXPECT_TRUE(std::get<cudag::kernel_node>(imported.nodes[1].params).synchronizes_grid_dependencies);
+    EXPECT_NO_THROW(cudag::check(imported));
+    // A full edge: nothing kept, nothing marked.
+    cudag::unique_graph plain = kernels_joined_by(cudaGraphEdgeData{});
+    const cudag::graph_spec full = cudag::import_graph(plain.get());
+    EXPECT_TRUE(full.nodes[1].dependency_kinds.empty());
+    EXPECT_FALSE(std::get<cudag::kernel_node>(full.nodes[1].params).synchronizes_grid_dependencies);
+  }
+  expect_nothing_left(rec);
+}
+
+TEST(ImportOnRecorder, EdgeDataCudagDoesNotKnowIsRefusedNamingBothNodes) {
+  cudag::native::recorder rec;
+  name_everything(rec);
+  {
+    // Programmatic, from the kernel's default port: CUDA takes it, cudag
+    // writes no such edge.
+    cudaGraphEdgeData data{};
+    data.type = cudaGraphDependencyTypeProgrammatic;
+    data.from_port = cudaGraphKernelNodePortDefault;
+    cudag::unique_graph g = kernels_joined_by(data);
+    try {
+      (void)cudag::import_graph(g.get(), {.name = "by_hand"});
+      FAIL() << "unknown edge data was imported";
+    } catch (const cudag::error& e) {
+      EXPECT_EQ(std::string(e.what()),
+                "import of graph 'by_hand': the edge 'kernel_0' -> 'kernel_1' has edge data cudag "
+                "does not know (type 1, from port 0, to port 0); cudag reads full, programmatic "
+                "and launch-completion edges only");
+      EXPECT_EQ(e.node(), "kernel_1");
+    }
+  }
+  expect_nothing_left(rec);
+}
+
+TEST(ImportOnRecorder, EdgesAreListedWithTheirDataOrCudaRefusesTheQuery) {
+  // What import relies on: without room for the edge data, CUDA refuses to
+  // list edges that are not full (a lossy query); counting them is allowed.
+  cudag::native::recorder rec;
+  name_everything(rec);
+  {
+    cudag::unique_graph g =
+        kernels_joined_by(cudag::native::edge_data_of(cudag::edge_kind::launch_completion));
+    std::size_t count = 0;
+    EXPECT_EQ(cudag::native::api().graph_get_edges(g.get(), nullptr, nullptr, nullptr, &count),
+              cudaSuccess);
+    EXPECT_EQ(count, 1u);
+    cudaGraphNode_t from = nullptr, to = nullptr;
+    EXPECT_EQ(cudag::native::api().graph_get_edges(g.get(), &from, &to, nullptr, &count),
+              cudaErrorLossyQuery);
+    cudaGraphEdgeData data{};
+    EXPECT_EQ(cudag::native::api().graph_get_edges(g.get(), &from, &to, &data, &count), cudaSuccess);
+    EXPECT_EQ(cudag::native::edge_kind_of(data), cudag::edge_kind::launch_completion);
+    cudag::unique_graph plain = kernels_joined_by(cudaGraphEdgeData{});
+    EXPECT_EQ(cudag::native::api().graph_get_edges(plain.get(), &from, &to, nullptr, &count),
+              cudaSuccess);
   }
   expect_nothing_left(rec);
 }

@@ -178,5 +178,49 @@ TEST(FieldProperties, ABindingChangesTheShapeKeyOnlyWhereALaunchFollowsIt) {
   }
 }
 
+// An edge's kind is not a field of a node kind but of a dependency: CUDA
+// cannot change an edge's data in place, so the topology key and diff both
+// see another topology; the grid dependency marker, never sent to CUDA, is
+// neither (diff reports it as a change of the node).
+TEST(FieldProperties, AnEdgesKindIsAnotherTopologyToTheKeyAndToDiff) {
+  const auto marked = [] {
+    cudag::kernel_node k = kernel_with([](cudag::kernel_node&) {});
+    k.synchronizes_grid_dependencies = true;
+    return named(std::move(k));
+  };
+  // The kernel -> kernel edges of the matrix graphs: first -> target at the
+  // top level; target -> again inside a WHILE body.
+  const auto typed = [](cudag::edge_kind kind) {
+    return [kind](cudag::graph_spec& root, cudag::node& target) {
+      if (target.deps.size() == 1) {
+        target.dependency_kinds = {kind};
+        return;
+      }
+      auto& body = std::get<cudag::conditional_node>(root.nodes.back().params).bodies.at(0);
+      cudag::node& again = body.nodes.at(1);
+      std::get<cudag::kernel_node>(again.params).synchronizes_grid_dependencies = true;
+      again.dependency_kinds = {kind};
+    };
+  };
+  for (placement pl : {placement::top, placement::while_body}) {
+    SCOPED_TRACE(placement_name(pl));
+    const cudag::graph_spec base = placed(pl, marked(), typed(cudag::edge_kind::full));
+    for (cudag::edge_kind kind : {cudag::edge_kind::programmatic, cudag::edge_kind::launch_completion}) {
+      const cudag::graph_spec changed = placed(pl, marked(), typed(kind));
+      EXPECT_NE(cudag::topology_key(base), cudag::topology_key(changed));
+      const cudag::spec_diff d = cudag::diff(base, changed);
+      EXPECT_FALSE(d.same_topology()) << d.text();
+      ASSERT_EQ(d.changes.size(), 1u) << d.text();
+      EXPECT_EQ(d.changes[0].kind, cudag::change_kind::edge_kind_changed);
+    }
+    const cudag::graph_spec unmarked = placed(pl, named(kernel_with([](cudag::kernel_node&) {})),
+                                              typed(cudag::edge_kind::full));
+    EXPECT_EQ(cudag::topology_key(unmarked), cudag::topology_key(base));
+    EXPECT_TRUE(cudag::diff(unmarked, base).same_topology());
+    EXPECT_EQ(cudag::diff(unmarked, base).text(),
+              "changed " + target_path(pl) + ": synchronizes grid dependencies no -> yes\n");
+  }
+}
+
 }  // namespace
 }  // namespace matrix
