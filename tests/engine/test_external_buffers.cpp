@@ -11,6 +11,7 @@
 #include "cudag/exec.hpp"
 #include "cudag/native_recorder.hpp"
 #include "recorder_support.hpp"
+#include "refusal_support.hpp"
 
 namespace {
 
@@ -75,17 +76,7 @@ TEST(ExternalBuffers, WithoutAFreeTheAddressIsRebindableOffsetsIncluded) {
             "args=[0x7f5a07100010, 0x40400000, 0x10]\n");
 }
 
-/// Expects check() to refuse `spec` with `message`, naming `nodes`.
-void expect_refused(const cudag::graph_spec& spec, const std::string& message,
-                    const std::vector<std::string>& nodes) {
-  try {
-    cudag::check(spec);
-    FAIL() << "accepted; expected: " << message;
-  } catch (const cudag::check_error& e) {
-    EXPECT_EQ(e.what(), message);
-    EXPECT_EQ(e.nodes(), nodes);
-  }
-}
+using engine_test::expect_refused;
 
 TEST(ExternalBuffers, TheLifetimeRulesThatStillApplyAreChecked) {
   {  // used after (not before) its free

@@ -16,6 +16,7 @@
 #include "cudag/native_recorder.hpp"
 #include "cudag/resolved_graph.hpp"
 #include "recorder_support.hpp"
+#include "refusal_support.hpp"
 
 namespace {
 
@@ -56,17 +57,7 @@ std::vector<cudag::binding> bindings() {
   return {cudag::bind("x", dev_x), cudag::bind("y", dev_y)};
 }
 
-/// Expects check() to refuse `spec` with `message`, naming `nodes`.
-void expect_refused(const cudag::graph_spec& spec, const std::string& message,
-                    const std::vector<std::string>& nodes) {
-  try {
-    cudag::check(spec);
-    FAIL() << "accepted; expected: " << message;
-  } catch (const cudag::check_error& e) {
-    EXPECT_EQ(e.what(), message);
-    EXPECT_EQ(e.nodes(), nodes);
-  }
-}
+using engine_test::expect_refused;
 
 TEST(ProgrammaticEdges, TheBuilderKeepsEachDependencysKindAndOnlyWhereOneIsNotFull) {
   const cudag::resolved_graph g = pipeline(cudag::edge_kind::launch_completion);

@@ -97,11 +97,9 @@ std::map<cudag::node_kind, std::size_t> kinds_of(const cudag::graph_spec& spec) 
   return kinds;
 }
 
-/// A graph made through the seam: a 2-D copy (import keeps it opaque)
-/// after a kernel, and, if asked, an allocation (CUDA then cannot clone the
-/// graph, so the opaque copy cannot be lowered).
-cudag::unique_graph graph_with_a_2d_copy(bool with_allocation) {
-  cudag::unique_graph g = cudag::make_graph();
+/// scale(x, 2, 64) on one block of 64 threads, as a graph made by hand
+/// through the seam gives it (its arguments live as long as the test).
+cudaKernelNodeParams scale_params() {
   static float* x = dev_x;
   static float a = 2.0f;
   static int n = 64;
@@ -111,6 +109,15 @@ cudag::unique_graph graph_with_a_2d_copy(bool with_allocation) {
   k.gridDim = dim3(1);
   k.blockDim = dim3(64);
   k.kernelParams = args;
+  return k;
+}
+
+/// A graph made through the seam: a 2-D copy (import keeps it opaque)
+/// after a kernel, and, if asked, an allocation (CUDA then cannot clone the
+/// graph, so the opaque copy cannot be lowered).
+cudag::unique_graph graph_with_a_2d_copy(bool with_allocation) {
+  cudag::unique_graph g = cudag::make_graph();
+  const cudaKernelNodeParams k = scale_params();
   const cudaGraphNode_t kernel = cudag::native::add_kernel(g.get(), {}, k, "k");
   cudaMemcpy3DParms p{};
   p.srcPtr = cudaPitchedPtr{dev_x, 256, 64, 4};
@@ -250,15 +257,7 @@ TEST(ImportOnRecorder, EachEdgesDataBecomesTheKindOfItsDependency) {
 /// the first with edge data `data` (no marker anywhere: cudag did not build it).
 cudag::unique_graph kernels_joined_by(const cudaGraphEdgeData& data) {
   cudag::unique_graph g = cudag::make_graph();
-  static float* x = dev_x;
-  static float a = 2.0f;
-  static int n = 64;
-  static void* args[] = {&x, &a, &n};
-  cudaKernelNodeParams k{};
-  k.func = reinterpret_cast<void*>(&scale);
-  k.gridDim = dim3(1);
-  k.blockDim = dim3(64);
-  k.kernelParams = args;
+  const cudaKernelNodeParams k = scale_params();
   const cudaGraphNode_t first = cudag::native::add_kernel(g.get(), {}, k, "first");
   (void)cudag::native::add_kernel(g.get(), {&first, 1}, {&data, 1}, k, "second");
   return g;
