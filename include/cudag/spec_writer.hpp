@@ -82,6 +82,9 @@ struct kernel_view {
   unsigned shared_bytes = 0;
   std::span<const shape_rule_view> shape_rules;  ///< applied after grid_param, in order
   std::span<const value_view> args;
+  /// The kernel calls cudaGridDependencySynchronize() before it reads what
+  /// its predecessors wrote (kernel_node::synchronizes_grid_dependencies).
+  bool synchronizes_grid_dependencies = false;
 };
 
 class spec_writer {
@@ -116,6 +119,9 @@ class spec_writer {
 
   /// Node `node` (by position) depends on node `on` (by name).
   void depend(std::size_t node, std::string_view on);
+  /// The same through an edge of kind `kind`: the node's earlier
+  /// dependencies are full where it kept no kinds for them.
+  void depend(std::size_t node, std::string_view on, edge_kind kind);
   void param(std::string_view name, type_tag type);
   /// Declares a condition once (later declarations of the same name are ignored).
   void condition(std::string_view name, unsigned default_value, bool assign_default);

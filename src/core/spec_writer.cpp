@@ -57,6 +57,7 @@ void spec_writer::kernel(std::string_view name, const kernel_view& k) {
   for (const shape_rule_view& r : k.shape_rules)
     p.shape_rules.push_back(shape_rule{r.dim, std::string(r.param), r.multiplier, r.divisor});
   p.args = to_values(k.args);
+  p.synchronizes_grid_dependencies = k.synchronizes_grid_dependencies;
   append(name).params = std::move(p);
 }
 
@@ -125,6 +126,13 @@ spec_writer spec_writer::body(std::size_t index) {
 
 void spec_writer::depend(std::size_t node, std::string_view on) {
   spec_->nodes.at(node).deps.emplace_back(on);
+}
+
+void spec_writer::depend(std::size_t node, std::string_view on, edge_kind kind) {
+  cudag::node& n = spec_->nodes.at(node);
+  n.dependency_kinds.resize(n.deps.size(), edge_kind::full);
+  n.deps.emplace_back(on);
+  n.dependency_kinds.push_back(kind);
 }
 
 void spec_writer::param(std::string_view name, type_tag type) {

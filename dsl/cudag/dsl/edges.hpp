@@ -3,6 +3,11 @@
 // "a -> b" means a runs before b.
 //
 //   edge<"a", "b">              a -> b
+//   edge<"a", "b", edge_kind::programmatic>
+//                               a -> b of another kind than full (CUDA's
+//                               programmatic dependent launch): kernel nodes
+//                               only, into a kernel marked with
+//                               synchronizes_grid_dependencies(...)
 //   chain<"a", "b", "c">        a -> b -> c
 //   fan_out<"a", "b", "c">      a -> b, a -> c
 //   fan_in<"d", "b", "c">       b -> d, c -> d
@@ -34,6 +39,29 @@ struct edge_t {
   static constexpr item_info info = edge_item_info(pairs);
   using body_type = edge_body;
   edge_body body;
+};
+
+/// An edge of kind Kind (programmatic or launch_completion). Its own type,
+/// so that a full edge's stays edge_t<From, To>.
+template <fixed_string From, fixed_string To, edge_kind Kind>
+struct typed_edge_t {
+  static constexpr std::array<name_pair, 1> pairs{name_pair{From.view(), To.view()}};
+  static constexpr item_info info = edge_item_info(pairs, Kind);
+  using body_type = edge_body;
+  edge_body body;
+};
+
+/// The item type of edge<From, To, Kind>: chosen by the kind alone, so that
+/// a full edge instantiates nothing more than before kinds existed.
+template <edge_kind Kind>
+struct edge_of_kind {
+  template <fixed_string From, fixed_string To>
+  using type = typed_edge_t<From, To, Kind>;
+};
+template <>
+struct edge_of_kind<edge_kind::full> {
+  template <fixed_string From, fixed_string To>
+  using type = edge_t<From, To>;
 };
 
 template <fixed_string... Names>
@@ -143,8 +171,12 @@ struct edge_table_t {
 
 }  // namespace detail
 
-template <fixed_string From, fixed_string To>
-inline constexpr detail::edge_t<From, To> edge{};
+/// How an edge orders its nodes (cudag::edge_kind): full, programmatic or
+/// launch_completion.
+using cudag::edge_kind;
+
+template <fixed_string From, fixed_string To, edge_kind Kind = edge_kind::full>
+inline constexpr typename detail::edge_of_kind<Kind>::template type<From, To> edge{};
 template <fixed_string... Names>
 inline constexpr detail::chain_t<Names...> chain{};
 template <fixed_string From, fixed_string... To>
