@@ -302,12 +302,14 @@ TEST(ProgrammaticEdges, ADslGraphRecordsTheBuildersCallsEdgeDataIncluded) {
 }
 
 // Typed edges inside a child graph and a conditional body, beside kernel
-// nodes of full edges only: each lowered with its edge data, as the builder's.
+// nodes of full edges only (finish, in the same graph; after, in a graph of
+// full edges): each lowered with its edge data or none, as the builder's.
 // clang-format off
 constexpr auto dsl_body = dsl::graph(
     dsl::kernel<"produce", produce>(1, 32, px, 32),
     dsl::synchronizes_grid_dependencies(dsl::kernel<"consume", consume>(1, 32, px, py, 32)),
-    dsl::edge<"produce", "consume", dsl::edge_kind::programmatic>);
+    dsl::kernel<"finish", produce>(1, 32, px, 16),
+    dsl::edge<"produce", "consume", dsl::edge_kind::programmatic>, dsl::edge<"produce", "finish">);
 constexpr auto dsl_outer = dsl::graph(
     dsl::child<"stage">(dsl_body),
     dsl::if_then<"maybe">(dsl::condition<"flag", 1>, dsl_body),
@@ -323,7 +325,9 @@ TEST(ProgrammaticEdges, DslTypedEdgesInChildGraphsAndBodiesRecordTheBuildersCall
   auto bp = body.kernel("produce", CUDAG_KERNEL(produce), cudag::launch(1, 32), bx, 32);
   auto bc = body.kernel("consume", cudag::synchronizes_grid_dependencies(CUDAG_KERNEL(consume)),
                         cudag::launch(1, 32), bx, by, 32);
+  auto bf = body.kernel("finish", CUDAG_KERNEL(produce), cudag::launch(1, 32), bx, 16);
   body.edge(bp, bc, cudag::edge_kind::programmatic);
+  body.edge(bp, bf);
   const cudag::graph_spec body_spec = body.build();
   cudag::builder b("outer");
   auto x = b.param<float*>("x");
@@ -337,6 +341,8 @@ TEST(ProgrammaticEdges, DslTypedEdgesInChildGraphsAndBodiesRecordTheBuildersCall
   EXPECT_NE(by_dsl.second.find("0/b0/1 add_node deps=[0/b0/0:programmatic] consume"), std::string::npos)
       << by_dsl.second;
   EXPECT_NE(by_dsl.second.find("1/b0/1 add_node deps=[1/b0/0:programmatic] consume"), std::string::npos)
+      << by_dsl.second;
+  EXPECT_NE(by_dsl.second.find("0/b0/2 add_kernel_node deps=[0/b0/0] produce"), std::string::npos)
       << by_dsl.second;
   EXPECT_NE(by_dsl.second.find("add_kernel_node deps=[1] produce"), std::string::npos) << by_dsl.second;
 }
