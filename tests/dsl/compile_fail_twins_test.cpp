@@ -87,6 +87,20 @@ constexpr auto twin_short_edges = graph(kernel<"scale", cf::scale>(1, 32, x, 2.0
                                         kernel<"store", cf::scale>(1, 32, x, 2.0f, n),
                                         empty<"done">(), chain<"scale", "store">,
                                         edges<"store -> done">);
+// typed_edge_into_unsynchronized_kernel / typed_edge_from_memset /
+// typed_edge_into_empty_node / edge_of_two_kinds: typed edges between kernel
+// nodes into a marked kernel, full ones from and into other nodes, an edge
+// declared twice with one kind.
+// clang-format off
+constexpr auto twin_typed_edges = graph(
+    kernel<"warm", cf::scale>(1, 32, x, 2.0f, n),
+    synchronizes_grid_dependencies(kernel<"combine", cf::axpy>(1, 32, x, y, 3.0f, n)),
+    memset<"clear_y">(y, 0, 1024), empty<"join">(),
+    synchronizes_grid_dependencies(kernel<"finish", cf::scale>(1, 32, y, 1.0f, n)),
+    edge<"warm", "combine", edge_kind::programmatic>, edge<"clear_y", "combine">,
+    edge<"warm", "join">, edge<"warm", "combine", edge_kind::programmatic>,
+    edge<"combine", "finish", edge_kind::launch_completion>);
+// clang-format on
 // parameter_not_trivially_copyable: a pointer parameter is.
 constexpr auto label = param<"label", const char*>;
 constexpr auto twin_label = graph(host<"print">([](const char* text) { (void)text; }, label));
@@ -201,6 +215,30 @@ TEST(DslCompileFailTwins, ShapesCompileAndMeanWhatTheySay) {
   const auto& late = std::get<cudag::kernel_node>(buffer_spec.nodes[2].params);
   EXPECT_EQ(std::get<cudag::buffer_ref>(late.args[0].source).offset_bytes, 128 * sizeof(float));
   EXPECT_EQ(std::get<cudag::memcpy_node>(to_spec(twin_memcpy).nodes[0].params).bytes, 64u);
+}
+
+TEST(DslCompileFailTwins, TypedEdgesCompileAndMeanWhatTheySay) {
+  using cudag::edge_kind;
+  const cudag::graph_spec spec = to_spec(twin_typed_edges);
+  EXPECT_NO_THROW(cudag::check(spec));
+  ASSERT_EQ(spec.nodes.size(), 5u);
+  EXPECT_EQ(spec.nodes[1].deps, (std::vector<std::string>{"warm", "clear_y"}));
+  EXPECT_EQ(spec.nodes[1].dependency_kinds,
+            (std::vector<edge_kind>{edge_kind::programmatic, edge_kind::full}));
+  EXPECT_TRUE(spec.nodes[3].dependency_kinds.empty());  // join: a full edge only
+  EXPECT_EQ(spec.nodes[4].dependency_kinds, std::vector<edge_kind>{edge_kind::launch_completion});
+  EXPECT_FALSE(std::get<cudag::kernel_node>(spec.nodes[0].params).synchronizes_grid_dependencies);
+  EXPECT_TRUE(std::get<cudag::kernel_node>(spec.nodes[1].params).synchronizes_grid_dependencies);
+  // Lowered with the edge data on combine's and finish's dependencies.
+  cudag::native::recorder rec;
+  rec.name_kernel(&cf::scale, "scale");
+  rec.name_kernel(&cf::axpy, "axpy");
+  float* const d = reinterpret_cast<float*>(0x7f00000);
+  auto e = instantiate(twin_typed_edges, x = d, y = d, n = 32);
+  const std::string state = rec.exec_state(e.native_exec());
+  EXPECT_NE(state.find("add_node deps=[0:programmatic,1] axpy"), std::string::npos) << state;
+  EXPECT_NE(state.find("add_node deps=[2:launch_completion] scale"), std::string::npos) << state;
+  EXPECT_NE(state.find("add_empty_node deps=[0]"), std::string::npos) << state;
 }
 
 TEST(DslCompileFailTwins, OperandsAndCallablesCompileAndMeanWhatTheySay) {

@@ -9,8 +9,10 @@
 #include <string>
 
 #include "cudag/builder.hpp"
+#include "cudag/check.hpp"
 #include "cudag/dot.hpp"
 #include "cudag/dsl.hpp"
+#include "cudag/exec_cache.hpp"
 
 namespace {
 
@@ -240,6 +242,7 @@ void expect_same_params(const cudag::node& a, const cudag::node& b, const std::s
           EXPECT_EQ(pa.block.z, pb.block.z) << where;
           EXPECT_EQ(pa.shared_bytes, pb.shared_bytes) << where;
           EXPECT_EQ(pa.grid_from, pb.grid_from) << where;
+          EXPECT_EQ(pa.synchronizes_grid_dependencies, pb.synchronizes_grid_dependencies) << where;
         } else if constexpr (std::is_same_v<P, cudag::memcpy_node>) {
           EXPECT_EQ(pa.dst, pb.dst) << where;
           EXPECT_EQ(pa.src, pb.src) << where;
@@ -286,6 +289,7 @@ void expect_same_spec(const cudag::graph_spec& a, const cudag::graph_spec& b, co
   ASSERT_EQ(names_of(a), names_of(b)) << where;
   for (std::size_t i = 0; i < a.nodes.size(); ++i) {
     EXPECT_EQ(a.nodes[i].deps, b.nodes[i].deps) << where << "/" << a.nodes[i].name;
+    EXPECT_EQ(a.nodes[i].dependency_kinds, b.nodes[i].dependency_kinds) << where << "/" << a.nodes[i].name;
     expect_same_params(a.nodes[i], b.nodes[i], where + "/" + a.nodes[i].name);
   }
   ASSERT_EQ(a.params.size(), b.params.size()) << where;
@@ -461,6 +465,93 @@ TEST(DslSpec, EveryNodeKindMeansWhatIsWrittenAndEqualsTheBuilderSpec) {
   const cudag::graph_spec expected = everything_by_hand();
   expect_same_spec(from_dsl, expected, "dsl: everything");
   expect_same_spec(from_builder, expected, "builder: everything");
+}
+
+// Typed edges and the grid-synchronizing marker, at the top level and in a
+// child graph and a conditional body: to_spec() keeps each dependency's kind
+// where a node has a typed one (none elsewhere), and the marker, as the
+// builder does.
+// clang-format off
+constexpr auto typed_body = graph(
+    kernel<"produce", scale>(1, 64, x, 1.0f, 64),
+    synchronizes_grid_dependencies(kernel<"consume", axpy>(1, 64, x, y, 2.0f, 64)),
+    edge<"produce", "consume", edge_kind::launch_completion>);
+constexpr auto typed = graph(
+    kernel<"produce", scale>(4, 128, x, 1.0f, 512),
+    synchronizes_grid_dependencies(kernel<"consume", axpy>(4, 128, x, y, 2.0f, 512)),
+    synchronizes_grid_dependencies(kernel<"drain", axpy>(4, 128, x, y, 3.0f, 512)),
+    memset<"clear_y">(y, 0, 512),
+    child<"stage">(typed_body),
+    if_then<"maybe">(go, typed_body),
+    edge<"produce", "consume", edge_kind::programmatic>, edge<"clear_y", "consume">,
+    edge<"consume", "drain">, edge<"produce", "drain", edge_kind::programmatic>,
+    chain<"drain", "stage", "maybe">);
+// clang-format on
+
+cudag::graph_spec typed_by_builder() {
+  const auto typed_body_by_builder = [] {
+    cudag::builder b("child");
+    auto bx = b.param<float*>("x");
+    auto by = b.param<float*>("y");
+    auto p = b.kernel("produce", cudag::kernel_of(&scale, ""), cudag::launch(1, 64), bx, 1.0f, 64);
+    auto c = b.kernel("consume", cudag::synchronizes_grid_dependencies(cudag::kernel_of(&axpy, "")),
+                      cudag::launch(1, 64), bx, by, 2.0f, 64);
+    b.edge(p, c, cudag::edge_kind::launch_completion);
+    return b.build();
+  };
+  cudag::builder b("typed");
+  auto bx = b.param<float*>("x");
+  auto by = b.param<float*>("y");
+  auto p = b.kernel("produce", cudag::kernel_of(&scale, ""), cudag::launch(4, 128), bx, 1.0f, 512);
+  auto c = b.kernel("consume", cudag::synchronizes_grid_dependencies(cudag::kernel_of(&axpy, "")),
+                    cudag::launch(4, 128), bx, by, 2.0f, 512);
+  auto d = b.kernel("drain", cudag::synchronizes_grid_dependencies(cudag::kernel_of(&axpy, "")),
+                    cudag::launch(4, 128), bx, by, 3.0f, 512);
+  auto clear = b.memset("clear_y", by, 0, 512);
+  auto stage = b.child("stage", typed_body_by_builder());
+  cudag::graph_spec then_body = typed_body_by_builder();
+  then_body.name = "body";
+  auto maybe = b.if_then("maybe", b.condition("go"), then_body);
+  b.edge(p, c, cudag::edge_kind::programmatic);
+  b.edge(clear, c);
+  b.edge(c, d);
+  b.edge(p, d, cudag::edge_kind::programmatic);
+  b.chain(d, stage, maybe);
+  return b.build();
+}
+
+TEST(DslSpec, TypedEdgesAndTheGridSyncMarkerEqualTheBuilderSpec) {
+  using cudag::edge_kind;
+  const cudag::graph_spec from_dsl = to_spec(typed, "typed");
+  const cudag::graph_spec from_builder = typed_by_builder();
+  expect_same_spec(from_dsl, from_builder, "typed");
+  EXPECT_EQ(cudag::topology_key(from_dsl), cudag::topology_key(from_builder));
+  EXPECT_NO_THROW(cudag::check(from_dsl));
+  // What both wrote, by hand: kinds only on nodes with a typed dependency.
+  ASSERT_EQ(names_of(from_dsl),
+            (std::vector<std::string>{"produce", "consume", "drain", "clear_y", "stage", "maybe"}));
+  const auto kinds = [&](std::size_t i) { return from_dsl.nodes[i].dependency_kinds; };
+  EXPECT_TRUE(kinds(0).empty());
+  ASSERT_EQ(from_dsl.nodes[1].deps.size(), 2u);
+  EXPECT_EQ(from_dsl.nodes[1].deps[0], "produce");
+  EXPECT_EQ(from_dsl.nodes[1].deps[1], "clear_y");
+  EXPECT_EQ(kinds(1), (std::vector<edge_kind>{edge_kind::programmatic, edge_kind::full}));
+  EXPECT_EQ(kinds(2), (std::vector<edge_kind>{edge_kind::full, edge_kind::programmatic}));
+  EXPECT_TRUE(kinds(4).empty());
+  EXPECT_TRUE(kinds(5).empty());
+  const auto sync = [&](const cudag::graph_spec& g, std::size_t i) {
+    return std::get<cudag::kernel_node>(g.nodes[i].params).synchronizes_grid_dependencies;
+  };
+  EXPECT_FALSE(sync(from_dsl, 0));
+  EXPECT_TRUE(sync(from_dsl, 1));
+  EXPECT_TRUE(sync(from_dsl, 2));
+  const cudag::graph_spec& child_spec = *std::get<cudag::child_node>(from_dsl.nodes[4].params).graph;
+  EXPECT_EQ(child_spec.nodes[1].dependency_kinds, std::vector<edge_kind>{edge_kind::launch_completion});
+  EXPECT_TRUE(sync(child_spec, 1));
+  const cudag::graph_spec& body_spec = std::get<cudag::conditional_node>(from_dsl.nodes[5].params).bodies[0];
+  EXPECT_EQ(body_spec.nodes[1].dependency_kinds, std::vector<edge_kind>{edge_kind::launch_completion});
+  // Only full edges: no kinds kept, no marker.
+  for (const cudag::node& node : to_spec(saxpy).nodes) EXPECT_TRUE(node.dependency_kinds.empty());
 }
 
 TEST(DslSpec, NestedGraphsDeclareTheParametersTheyRead) {

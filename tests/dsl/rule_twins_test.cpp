@@ -12,6 +12,7 @@
 namespace {
 
 void scale(float* x, float a, int n) { (void)x, (void)a, (void)n; }
+void axpy(const float* x, float* y, float a, int n) { (void)x, (void)y, (void)a, (void)n; }
 void set_flag(cudaGraphConditionalHandle h) { (void)h; }
 
 /// check(spec) must throw check_error naming each of `nodes`.
@@ -33,8 +34,15 @@ struct fixture {
   cudag::builder b{"graph"};
   cudag::param_handle<float*> x = b.param<float*>("x");
   cudag::param_handle<int> n = b.param<int>("n");
+  cudag::param_handle<float*> y = b.param<float*>("y");
   cudag::node_ref scale_node(const std::string& name) {
     return b.kernel(name, &scale, cudag::launch(1, 32), x, 2.0f, n);
+  }
+  /// axpy(x, y) as combine, its kernel marked or not.
+  cudag::node_ref combine_node(bool synchronizing) {
+    auto k = cudag::kernel_of(&axpy, "axpy");
+    if (synchronizing) k = cudag::synchronizes_grid_dependencies(k);
+    return b.kernel("combine", k, cudag::launch(1, 32), x, y, 3.0f, n);
   }
 };
 
@@ -221,6 +229,48 @@ TEST(RuleTwins, AllocInSwitchBody) {
   case1.alloc<float>("grab", 64);
   f.b.switch_case("pick", which, {case0.build(), case1.build()});
   expect_refused_naming(f.b.build(), {"pick[1]/grab"});
+}
+
+// Typed edges (tests/compile_fail/typed_edge_*, edge_of_two_kinds).
+TEST(RuleTwins, TypedEdgeIntoUnsynchronizedKernel) {
+  fixture f;
+  auto warm = f.scale_node("warm");
+  auto combine = f.combine_node(false);
+  f.b.edge(warm, combine, cudag::edge_kind::programmatic);
+  expect_refused_naming(f.b.build(), {"combine"});
+}
+
+TEST(RuleTwins, TypedEdgeFromMemset) {
+  fixture f;
+  auto clear = f.b.memset("clear_y", f.y, 0, 1024);
+  auto combine = f.combine_node(true);
+  f.b.edge(clear, combine, cudag::edge_kind::launch_completion);
+  expect_refused_naming(f.b.build(), {"combine"});  // check() names the node the edge leads into
+}
+
+TEST(RuleTwins, TypedEdgeIntoEmptyNode) {
+  fixture f;
+  auto warm = f.scale_node("warm");
+  auto join = f.b.empty("join");
+  f.b.edge(warm, join, cudag::edge_kind::programmatic);
+  expect_refused_naming(f.b.build(), {"join"});
+}
+
+TEST(RuleTwins, EdgeOfTwoKinds) {
+  // The builder refuses the second declaration at once, naming the edge.
+  fixture f;
+  auto warm = f.scale_node("warm");
+  auto combine = f.combine_node(true);
+  f.b.edge(warm, combine, cudag::edge_kind::programmatic);
+  try {
+    f.b.edge(warm, combine);
+    FAIL() << "an edge of two kinds was accepted";
+  } catch (const cudag::error& e) {
+    EXPECT_NE(std::string(e.what()).find("edge warm -> combine is programmatic and is added again as full"),
+              std::string::npos)
+        << e.what();
+    EXPECT_EQ(e.node(), "combine");
+  }
 }
 
 }  // namespace

@@ -1403,6 +1403,40 @@ TEST(RulesDifferential, CheckShapeGivesTheCompileErrors) {
   EXPECT_EQ(v.error, "unknown_node_in_edge");
   EXPECT_EQ(v.message, "n10 -> n_typo");
 
+  // Typed edges (tests/compile_fail/typed_edge_*, edge_of_two_kinds).
+  shape_node combine = kernel("combine", {x});
+  shape_node marked = combine;
+  marked.synchronizes_grid_dependencies = true;
+  const cudag::edge_kind programmatic = cudag::edge_kind::programmatic;
+  dsl::shape_description unsynchronized{{kernel("warm", {x}), combine},
+                                        {{"warm", "combine", programmatic}}};
+  v = dsl::check_shape(unsynchronized);
+  EXPECT_EQ(v.error, "kernel_does_not_synchronize_grid_dependencies");
+  EXPECT_EQ(v.message, "combine (programmatic edge warm -> combine)");
+  shape_node clear{"clear_y", node_kind::memset, {x}, "", "", "", {}};
+  dsl::shape_description from_memset{{clear, marked},
+                                     {{"clear_y", "combine", cudag::edge_kind::launch_completion}}};
+  v = dsl::check_shape(from_memset);
+  EXPECT_EQ(v.error, "edge_kind_needs_kernel_nodes");
+  EXPECT_EQ(v.message, "launch_completion edge clear_y -> combine (clear_y is a memset node)");
+  shape_node join{"join", node_kind::empty, {}, "", "", "", {}};
+  dsl::shape_description into_empty{{kernel("warm", {x}), join}, {{"warm", "join", programmatic}}};
+  v = dsl::check_shape(into_empty);
+  EXPECT_EQ(v.error, "edge_kind_needs_kernel_nodes");
+  EXPECT_EQ(v.message, "programmatic edge warm -> join (join is an empty node)");
+  dsl::shape_description two_kinds{
+      {kernel("warm", {x}), marked, kernel("finish", {x})},
+      {{"warm", "combine", programmatic}, {"warm", "combine"}, {"combine", "finish"}}};
+  v = dsl::check_shape(two_kinds);
+  EXPECT_EQ(v.error, "edge_declared_with_two_kinds");
+  EXPECT_EQ(v.message, "warm -> combine (programmatic and full)");
+  // Corrected: the same kind twice, a full edge from the memset.
+  dsl::shape_description fitting{{kernel("warm", {x}), marked, clear},
+                                 {{"warm", "combine", programmatic},
+                                  {"clear_y", "combine"},
+                                  {"warm", "combine", programmatic}}};
+  EXPECT_TRUE(dsl::check_shape(fitting).ok()) << dsl::check_shape(fitting).message;
+
   dsl::shape_description empty_name{{kernel("start"), kernel("")}, {}};
   v = dsl::check_shape(empty_name);
   EXPECT_EQ(v.error, "node_with_empty_name");
@@ -1512,6 +1546,7 @@ void expect_same_shape(const char* what) {
   EXPECT_TRUE(same_range(r.owned_condition, s.owned_condition));
   EXPECT_TRUE(same_range(r.dep_begin, s.dep_begin));
   EXPECT_TRUE(same_range(r.deps, s.deps));
+  EXPECT_TRUE(same_range(r.dep_kinds, s.dep_kinds));
   EXPECT_TRUE(same_range(r.order, s.order));
   EXPECT_EQ(r.max_deps, s.max_deps);
   EXPECT_TRUE(same_refs(r.all_refs, s.all_refs));
@@ -1604,6 +1639,32 @@ TEST(RulesDifferential, RunTimeRulesComputeTheCompilersShape) {
                          decltype(kernel<"same", scale>(1, 32, x, 3.0f, n))>;
   static_assert(twice::shape.problem == dsl::shape_problem::duplicate_node);
   expect_same_shape<twice>("duplicate name");
+
+  // Typed edges: kinds kept beside the dependencies only where one is typed.
+  using consume = decltype(synchronizes_grid_dependencies(kernel<"consume", scale>(1, 32, x, 2.0f, n)));
+  using typed = shape_of<decltype(kernel<"produce", scale>(1, 32, x, 2.0f, n)), consume,
+                         decltype(memset<"clear">(x, 0, 32)),
+                         decltype(edge<"produce", "consume", edge_kind::launch_completion>),
+                         decltype(edge<"clear", "consume">),
+                         decltype(edge<"produce", "consume", edge_kind::launch_completion>)>;
+  static_assert(typed::shape.problem == dsl::shape_problem::none);
+  static_assert(typed::shape.dep_kinds.size() == 3 && valid::shape.dep_kinds.size() == 0);
+  expect_same_shape<typed>("typed edges");
+  using two_kinds = shape_of<decltype(kernel<"produce", scale>(1, 32, x, 2.0f, n)), consume,
+                             decltype(edge<"produce", "consume", edge_kind::programmatic>),
+                             decltype(edge<"produce", "consume">)>;
+  static_assert(two_kinds::shape.problem == dsl::shape_problem::edge_of_two_kinds);
+  expect_same_shape<two_kinds>("an edge of two kinds");
+  using unsynchronized = shape_of<decltype(kernel<"produce", scale>(1, 32, x, 2.0f, n)),
+                                  decltype(kernel<"consume", scale>(1, 32, x, 2.0f, n)),
+                                  decltype(edge<"produce", "consume", edge_kind::programmatic>)>;
+  static_assert(unsynchronized::shape.problem ==
+                dsl::shape_problem::typed_edge_into_unsynchronized_kernel);
+  expect_same_shape<unsynchronized>("a typed edge into a kernel that does not synchronize");
+  using from_memset = shape_of<decltype(memset<"clear">(x, 0, 32)), consume,
+                               decltype(edge<"clear", "consume", edge_kind::programmatic>)>;
+  static_assert(from_memset::shape.problem == dsl::shape_problem::typed_edge_not_between_kernels);
+  expect_same_shape<from_memset>("a typed edge from a memset node");
 }
 
 }  // namespace

@@ -110,16 +110,20 @@ inline constexpr auto every_kind = graph(
 // clang-format on
 
 // Shape rules: launch dimensions that follow parameters (dims, scaled,
-// blocks_for, shared_bytes), next to literals and a literal rule folded.
+// blocks_for, shared_bytes), next to literals and a literal rule folded;
+// programmatic and launch-completion edges into marked kernels.
 constexpr auto rows = param<"rows", unsigned>;
 inline constexpr auto family = graph(
     kernel<"attn", scale_kernel>(dims(blocks_for(count, 128), rows), dims(scaled(count, 1, 4)),
                                  shared_bytes(scaled(count, 4)), out, 2.0f, count),
-    kernel<"tile", scale_kernel>(dims(scaled(64, 1, 16), 2, 1), dims(32, rows, 1), out, 1.0f, count),
-    kernel<"plain", scale_kernel>(blocks_for(count, 256), dims(256), shared_bytes(128), out, 1.0f,
-                                  count),
+    synchronizes_grid_dependencies(
+        kernel<"tile", scale_kernel>(dims(scaled(64, 1, 16), 2, 1), dims(32, rows, 1), out, 1.0f, count)),
+    synchronizes_grid_dependencies(
+        kernel<"plain", scale_kernel>(blocks_for(count, 256), dims(256), shared_bytes(128), out, 1.0f,
+                                      count)),
     kernel<"bare", scale_kernel>(count, scaled(count, 1, 8), out, 1.0f, count),
-    chain<"attn", "tile", "plain", "bare">);
+    edge<"attn", "tile", edge_kind::programmatic>, edge<"tile", "plain", edge_kind::launch_completion>,
+    chain<"plain", "bare">);
 
 inline constexpr name_pair small_edges[] = {{"first", "second"}};
 inline constexpr auto from_table = graph(kernel<"first", scale_kernel>(1, n, out, 1.0f, count),

@@ -10,6 +10,7 @@
 
 #include "cudag/builder.hpp"
 #include "cudag/check.hpp"
+#include "cudag/dsl.hpp"
 #include "cudag/edge_payoff.hpp"
 #include "cudag/exec.hpp"
 #include "cudag/exec_cache.hpp"
@@ -242,6 +243,100 @@ TEST(ProgrammaticEdges, AKindChangedIsAnotherTopology) {
   EXPECT_NE(rec.exec_state(e.native_exec()).find("deps=[0:launch_completion]"), std::string::npos)
       << rec.exec_state(e.native_exec());
   EXPECT_TRUE(rec.misuse().empty()) << lines(rec.misuse());
+}
+
+// ------------------------------------------------ the DSL and the builder --
+// The same graphs declared with the DSL: the DSL's lowering walk sends CUDA's
+// edge data on a kernel node's typed dependencies exactly as the engine does.
+namespace dsl = cudag::dsl;
+constexpr auto px = dsl::param<"x", float*>;
+constexpr auto py = dsl::param<"y", float*>;
+
+/// pipeline(kind) in the DSL. The kernels are named as CUDAG_KERNEL names them.
+template <cudag::edge_kind Kind>
+constexpr auto dsl_pipeline = dsl::graph(
+    dsl::kernel<"produce", produce>(4, 128, px, 512),
+    dsl::synchronizes_grid_dependencies(dsl::kernel<"consume", consume>(4, 128, px, py, 512)),
+    dsl::synchronizes_grid_dependencies(dsl::kernel<"drain", consume>(4, 128, px, py, 512)),
+    dsl::edge<"produce", "consume", Kind>, dsl::edge<"consume", "drain">,
+    dsl::edge<"produce", "drain", dsl::edge_kind::programmatic>);
+
+/// The calls instantiating `g` (a DSL graph) record, and the exec's state.
+template <class G>
+std::pair<std::string, std::string> record_dsl(const G& g) {
+  cudag::native::recorder rec;
+  name_everything(rec);
+  auto e = dsl::instantiate(g, px = dev_x, py = dev_y);
+  EXPECT_TRUE(rec.misuse().empty()) << lines(rec.misuse());
+  return {rec.transcript(), rec.exec_state(e.native_exec())};
+}
+std::pair<std::string, std::string> record_builder(cudag::resolved_graph g) {
+  cudag::native::recorder rec;
+  name_everything(rec);
+  auto e = cudag::instantiate(std::move(g), bindings());
+  EXPECT_TRUE(rec.misuse().empty()) << lines(rec.misuse());
+  return {rec.transcript(), rec.exec_state(e.native_exec())};
+}
+
+TEST(ProgrammaticEdges, ADslGraphRecordsTheBuildersCallsEdgeDataIncluded) {
+  const auto programmatic = record_dsl(dsl_pipeline<cudag::edge_kind::programmatic>);
+  EXPECT_EQ(programmatic, record_builder(pipeline(cudag::edge_kind::programmatic)));
+  EXPECT_NE(programmatic.first.find("add_node n2 g1 deps=[n1:programmatic] consume"), std::string::npos)
+      << programmatic.first;
+  EXPECT_NE(programmatic.first.find("add_node n3 g1 deps=[n2,n1:programmatic] consume"), std::string::npos)
+      << programmatic.first;
+  EXPECT_NE(programmatic.first.find("add_kernel_node n1 g1 deps=[] produce"), std::string::npos)
+      << programmatic.first;
+  const auto launch = record_dsl(dsl_pipeline<cudag::edge_kind::launch_completion>);
+  EXPECT_EQ(launch, record_builder(pipeline(cudag::edge_kind::launch_completion)));
+  EXPECT_NE(launch.first.find("add_node n2 g1 deps=[n1:launch_completion] consume"), std::string::npos)
+      << launch.first;
+}
+
+// Typed edges inside a child graph and a conditional body, beside kernel
+// nodes of full edges only (finish, in the same graph; after, in a graph of
+// full edges): each lowered with its edge data or none, as the builder's.
+// clang-format off
+constexpr auto dsl_body = dsl::graph(
+    dsl::kernel<"produce", produce>(1, 32, px, 32),
+    dsl::synchronizes_grid_dependencies(dsl::kernel<"consume", consume>(1, 32, px, py, 32)),
+    dsl::kernel<"finish", produce>(1, 32, px, 16),
+    dsl::edge<"produce", "consume", dsl::edge_kind::programmatic>, dsl::edge<"produce", "finish">);
+constexpr auto dsl_outer = dsl::graph(
+    dsl::child<"stage">(dsl_body),
+    dsl::if_then<"maybe">(dsl::condition<"flag", 1>, dsl_body),
+    dsl::kernel<"after", produce>(1, 32, px, 32),
+    dsl::edge<"maybe", "after">);
+// clang-format on
+
+TEST(ProgrammaticEdges, DslTypedEdgesInChildGraphsAndBodiesRecordTheBuildersCalls) {
+  const auto by_dsl = record_dsl(dsl_outer);
+  cudag::builder body("body");
+  auto bx = body.param<float*>("x");
+  auto by = body.param<float*>("y");
+  auto bp = body.kernel("produce", CUDAG_KERNEL(produce), cudag::launch(1, 32), bx, 32);
+  auto bc = body.kernel("consume", cudag::synchronizes_grid_dependencies(CUDAG_KERNEL(consume)),
+                        cudag::launch(1, 32), bx, by, 32);
+  auto bf = body.kernel("finish", CUDAG_KERNEL(produce), cudag::launch(1, 32), bx, 16);
+  body.edge(bp, bc, cudag::edge_kind::programmatic);
+  body.edge(bp, bf);
+  const cudag::graph_spec body_spec = body.build();
+  cudag::builder b("outer");
+  auto x = b.param<float*>("x");
+  (void)b.param<float*>("y");
+  auto flag = b.condition("flag", 1);
+  b.child("stage", body_spec);
+  auto maybe = b.if_then("maybe", flag, body_spec);
+  auto after = b.kernel("after", CUDAG_KERNEL(produce), cudag::launch(1, 32), x, 32);
+  b.edge(maybe, after);
+  EXPECT_EQ(by_dsl, record_builder(std::move(b).resolve()));
+  EXPECT_NE(by_dsl.second.find("0/b0/1 add_node deps=[0/b0/0:programmatic] consume"), std::string::npos)
+      << by_dsl.second;
+  EXPECT_NE(by_dsl.second.find("1/b0/1 add_node deps=[1/b0/0:programmatic] consume"), std::string::npos)
+      << by_dsl.second;
+  EXPECT_NE(by_dsl.second.find("0/b0/2 add_kernel_node deps=[0/b0/0] produce"), std::string::npos)
+      << by_dsl.second;
+  EXPECT_NE(by_dsl.second.find("add_kernel_node deps=[1] produce"), std::string::npos) << by_dsl.second;
 }
 
 }  // namespace

@@ -135,6 +135,28 @@ struct buffer_freed_twice : detail::refused_graph {
   constexpr buffer_freed_twice() noexcept = default;
   buffer_freed_twice(const buffer_freed_twice&) noexcept;  // not constexpr, never defined: the error
 };
+/// An edge declared twice with two kinds: "a -> b (programmatic and full)".
+template <fixed_string EdgeAndKinds>
+struct edge_declared_with_two_kinds : detail::refused_graph {
+  constexpr edge_declared_with_two_kinds() noexcept = default;
+  edge_declared_with_two_kinds(const edge_declared_with_two_kinds&) noexcept;  // not constexpr, never defined: the error
+};
+/// A programmatic or launch-completion edge from or into a node that is not
+/// a kernel node (CUDA's rule): "programmatic edge clear -> consume (clear
+/// is a memset node)".
+template <fixed_string Edge>
+struct edge_kind_needs_kernel_nodes : detail::refused_graph {
+  constexpr edge_kind_needs_kernel_nodes() noexcept = default;
+  edge_kind_needs_kernel_nodes(const edge_kind_needs_kernel_nodes&) noexcept;  // not constexpr, never defined: the error
+};
+/// A programmatic or launch-completion edge into a kernel node not marked
+/// with synchronizes_grid_dependencies(): it could read what its predecessor
+/// writes before it is written. "consume (programmatic edge produce -> consume)".
+template <fixed_string NodeAndEdge>
+struct kernel_does_not_synchronize_grid_dependencies : detail::refused_graph {
+  constexpr kernel_does_not_synchronize_grid_dependencies() noexcept = default;
+  kernel_does_not_synchronize_grid_dependencies(const kernel_does_not_synchronize_grid_dependencies&) noexcept;  // not constexpr, never defined: the error
+};
 
 // Mistakes found where a graph is used (instantiated, lowered, written as a
 // spec, rebound, a node or buffer named by the exec): the call's return type
@@ -220,6 +242,12 @@ consteval auto shape_error_type() {
     return std::type_identity<condition_tested_by_two_conditional_nodes<Message>>{};
   else if constexpr (Problem == shape_problem::empty_node_name)
     return std::type_identity<node_with_empty_name<Message>>{};
+  else if constexpr (Problem == shape_problem::edge_of_two_kinds)
+    return std::type_identity<edge_declared_with_two_kinds<Message>>{};
+  else if constexpr (Problem == shape_problem::typed_edge_not_between_kernels)
+    return std::type_identity<edge_kind_needs_kernel_nodes<Message>>{};
+  else if constexpr (Problem == shape_problem::typed_edge_into_unsynchronized_kernel)
+    return std::type_identity<kernel_does_not_synchronize_grid_dependencies<Message>>{};
   else
     return std::type_identity<buffer_freed_twice<Message>>{};
 }
@@ -394,13 +422,36 @@ void lower_graph(const G& graph, graph_storage<G>& storage, lowering_state& st, 
     }
   bind_entries<G, Root>(graph.items, storage.items, storage.entries.data());
   std::array<cudaGraphNode_t, (s.max_deps > 0 ? s.max_deps : 1)> deps{};
-  for (std::size_t k = 0; k < G::node_count; ++k) {
-    const std::uint32_t v = s.order[k];
-    const std::uint32_t first = s.dep_begin[v], count = s.dep_begin[v + 1] - first;
-    for (std::uint32_t j = 0; j < count; ++j) deps[j] = storage.handles[s.deps[first + j]];
-    const node_entry& e = storage.entries[s.position[v]];
-    storage.handles[v] =
-        e.ops->lower(e.body, e.storage, &st, target, native::deps_span(deps.data(), count), s.names[v]);
+  // Typed edges: a kernel node with one gets CUDA's edge data on each of its
+  // dependencies, as the engine sends it (st.edges, read by the kernel's
+  // lower). Not even compiled where every edge is full.
+  if constexpr (s.dep_kinds.size() != 0) {
+    std::array<cudaGraphEdgeData, (s.max_deps > 0 ? s.max_deps : 1)> edges{};
+    for (std::size_t k = 0; k < G::node_count; ++k) {
+      const std::uint32_t v = s.order[k];
+      const std::uint32_t first = s.dep_begin[v], count = s.dep_begin[v + 1] - first;
+      bool typed = false;
+      for (std::uint32_t j = 0; j < count; ++j) {
+        deps[j] = storage.handles[s.deps[first + j]];
+        edges[j] = native::edge_data_of(s.dep_kinds[first + j]);
+        typed = typed || s.dep_kinds[first + j] != edge_kind::full;
+      }
+      const node_entry& e = storage.entries[s.position[v]];
+      st.edges = typed ? std::span<const cudaGraphEdgeData>(edges.data(), count)
+                       : std::span<const cudaGraphEdgeData>();
+      storage.handles[v] = e.ops->lower(e.body, e.storage, &st, target,
+                                        native::deps_span(deps.data(), count), s.names[v]);
+    }
+    st.edges = {};
+  } else {
+    for (std::size_t k = 0; k < G::node_count; ++k) {
+      const std::uint32_t v = s.order[k];
+      const std::uint32_t first = s.dep_begin[v], count = s.dep_begin[v + 1] - first;
+      for (std::uint32_t j = 0; j < count; ++j) deps[j] = storage.handles[s.deps[first + j]];
+      const node_entry& e = storage.entries[s.position[v]];
+      storage.handles[v] = e.ops->lower(e.body, e.storage, &st, target,
+                                        native::deps_span(deps.data(), count), s.names[v]);
+    }
   }
 }
 
@@ -509,9 +560,21 @@ void write_graph(const G& graph, spec_writer w) {
   std::array<std::string_view, G::items_info.size()> item_names{};
   for (std::size_t v = 0; v < G::node_count; ++v) item_names[s.position[v]] = s.names[v];
   write_items(graph.items, w, item_names.data());
-  for (std::size_t v = 0; v < G::node_count; ++v)
-    for (std::uint32_t k = s.dep_begin[v]; k < s.dep_begin[v + 1]; ++k)
+  for (std::size_t v = 0; v < G::node_count; ++v) {
+    // Kinds where a node has a typed dependency (as the builder keeps them).
+    bool typed = false;
+    if constexpr (s.dep_kinds.size() != 0)
+      for (std::uint32_t k = s.dep_begin[v]; k < s.dep_begin[v + 1]; ++k)
+        typed = typed || s.dep_kinds[k] != edge_kind::full;
+    for (std::uint32_t k = s.dep_begin[v]; k < s.dep_begin[v + 1]; ++k) {
+      if constexpr (s.dep_kinds.size() != 0)
+        if (typed) {
+          w.depend(v, s.names[s.deps[k]], s.dep_kinds[k]);
+          continue;
+        }
       w.depend(v, s.names[s.deps[k]]);
+    }
+  }
   for (const ref_info& p : s.params) w.param(p.name, p.runtime_type());
   if constexpr (G::shape.conditions.size() != 0)  // else the table is empty
     for (std::size_t v = 0; v < G::node_count; ++v) {

@@ -77,12 +77,19 @@ struct item_info {
   bool conditional_safe = true;
   std::string_view owns_condition;       ///< conditional: the condition it tests
   std::span<const condition_test> condition_tests;  ///< its own and its bodies'
+  /// Kernel node: it calls cudaGridDependencySynchronize() before reading
+  /// what its predecessors wrote, so typed edges may lead into it.
+  bool synchronizes_grid_dependencies = false;
+  /// Edge items: the kind of every edge of the item.
+  edge_kind edges_kind = edge_kind::full;
 };
 
-/// The description of an edge group.
-[[nodiscard]] constexpr item_info edge_item_info(std::span<const name_pair> pairs) noexcept {
+/// The description of an edge group, its edges of kind `kind`.
+[[nodiscard]] constexpr item_info edge_item_info(std::span<const name_pair> pairs,
+                                                 edge_kind kind = edge_kind::full) noexcept {
   item_info info;
   info.edges = pairs;
+  info.edges_kind = kind;
   return info;
 }
 }  // namespace detail

@@ -51,6 +51,8 @@ struct static_kernel {
   }
   [[nodiscard]] std::shared_ptr<const void> keep_alive() const noexcept { return nullptr; }
   [[nodiscard]] std::string_view name() const noexcept { return function_name_of<Kernel>(); }
+  static constexpr bool synchronizes_grid_dependencies = false;
+  [[nodiscard]] bool synchronizes() const noexcept { return false; }
 };
 /// A run-time kernel (cudaKernel_t from NVRTC, or a stub address).
 template <class Signature>
@@ -59,6 +61,18 @@ struct dynamic_kernel {
   [[nodiscard]] const void* pointer() const noexcept { return ref.function; }
   [[nodiscard]] std::shared_ptr<const void> keep_alive() const noexcept { return ref.keep_alive; }
   [[nodiscard]] std::string_view name() const noexcept { return ref.name; }
+  /// The declaration's marker is what the shape judges by (the compiler
+  /// cannot read the ref's); the spec also keeps the ref's own.
+  static constexpr bool synchronizes_grid_dependencies = false;
+  [[nodiscard]] bool synchronizes() const noexcept { return ref.synchronizes_grid_dependencies; }
+};
+/// A kernel marked with synchronizes_grid_dependencies(): it calls
+/// cudaGridDependencySynchronize() before it reads what its predecessors
+/// wrote, so typed edges may lead into its node.
+template <class Function>
+struct grid_synchronizing : Function {
+  static constexpr bool synchronizes_grid_dependencies = true;
+  [[nodiscard]] bool synchronizes() const noexcept { return true; }
 };
 
 template <class Grid>
@@ -418,6 +432,7 @@ struct kernel_body<Function, Launch, type_list<P...>, node_tuple<S...>> : leaf_b
   static constexpr node_kind kind = node_kind::kernel;
   static constexpr auto refs = join_refs(Launch::refs, refs_of<S...>());  // reading order
   static constexpr bool launch_follows_parameters = Launch::follows_parameters;
+  static constexpr bool synchronizes_grid_dependencies = Function::synchronizes_grid_dependencies;
 
   Function function;
   Launch launch;  ///< rule_launch or counted_launch
@@ -461,6 +476,8 @@ struct kernel_body<Function, Launch, type_list<P...>, node_tuple<S...>> : leaf_b
   cudaGraphNode_t lower(storage& s, lowering_state& st, const ref_slot* slots, cudaGraph_t g,
                         native::deps_span deps, std::string_view name) const {
     fill(s, st.values, slots, name);
+    // A node with a typed dependency: CUDA's edge data on each (graph.hpp).
+    if (!st.edges.empty()) return native::add_kernel(g, deps, st.edges, s.params, name);
     return native::add_kernel(g, deps, s.params, name);
   }
   void update(storage& s, lowering_state& st, const ref_slot* slots, cudaGraphNode_t node,
@@ -487,6 +504,7 @@ struct kernel_body<Function, Launch, type_list<P...>, node_tuple<S...>> : leaf_b
     k.function = function.pointer();
     k.function_name = function.name();
     k.keep_alive = function.keep_alive();
+    k.synchronizes_grid_dependencies = function.synchronizes();
     launch.write(k, rules);
     k.args = views;
     w.kernel(name, k);
@@ -562,6 +580,20 @@ struct kernel_signature<void (*)(P...)> {
   using params = type_list<P...>;
 };
 
+/// A kernel node's body with its function marked grid-synchronizing
+/// (synchronizes_grid_dependencies()); other bodies have none.
+template <class Body>
+struct grid_synchronizing_body;
+template <class Function, class Launch, class Params, class Args>
+struct grid_synchronizing_body<kernel_body<Function, Launch, Params, Args>> {
+  using marked = std::conditional_t<Function::synchronizes_grid_dependencies, Function,
+                                    grid_synchronizing<Function>>;
+  using type = kernel_body<marked, Launch, Params, Args>;
+  static constexpr type make(const kernel_body<Function, Launch, Params, Args>& body) {
+    return type{{}, marked{body.function}, body.launch, body.args};
+  }
+};
+
 // Each node instantiates kernel<Name, ...> and make_kernel_node<Name, ...>, named
 // by its name; the argument check and the body depend on types only, and
 // only a failing check names the node.
@@ -629,6 +661,19 @@ template <fixed_string Name, class... P, class Grid, class Block, class Bytes, c
                           const detail::shared_bytes_t<Bytes>& shared, const A&... args) {
   return detail::make_kernel_node<Name, type_list<P...>>(detail::dynamic_kernel<void(P...)>{k},
                                                          grid, block, shared, args...);
+}
+
+/// Marks kernel node `node` as one whose kernel calls
+/// cudaGridDependencySynchronize() before it reads what its predecessors
+/// wrote, so that a programmatic or launch-completion edge may lead into it
+/// (edge<"produce", "consume", edge_kind::programmatic>):
+///   synchronizes_grid_dependencies(kernel<"consume", consume>(4, 128, x, y, n))
+/// The spec's kernel node says so too (kernel_node::synchronizes_grid_dependencies).
+template <class Node>
+  requires requires { typename detail::grid_synchronizing_body<typename Node::body_type>::type; }
+[[nodiscard]] constexpr auto synchronizes_grid_dependencies(const Node& node) {
+  using marking = detail::grid_synchronizing_body<typename Node::body_type>;
+  return detail::node_t<Node::name, typename marking::type>{marking::make(node.body)};
 }
 
 }  // namespace cudag::dsl

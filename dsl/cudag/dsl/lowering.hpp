@@ -30,6 +30,9 @@ struct lowering_state {
   cudaStream_t capture_stream = nullptr;  ///< created on first use
   unique_stream owned_capture_stream;
   cudaGraphExec_t exec = nullptr;         ///< set once instantiated
+  /// While the lowering walk adds a kernel node with a typed dependency:
+  /// CUDA's edge data, one per dependency (empty for every other node).
+  std::span<const cudaGraphEdgeData> edges;
 
   cudaStream_t stream_for_capture() {
     if (!capture_stream) {

@@ -34,6 +34,9 @@ struct leaf_body {
   /// Whether an operand may view a buffer: graph() then checks that it
   /// stays inside a buffer the graph allocates (buffer_views.hpp).
   static constexpr bool views_buffers = false;
+  /// A kernel node marked with synchronizes_grid_dependencies(): typed
+  /// (programmatic, launch-completion) edges may lead into it.
+  static constexpr bool synchronizes_grid_dependencies = false;
 };
 
 /// The conditions a node tests, itself or inside it, by path from the graph
@@ -88,7 +91,9 @@ template <class Body>
                    forbidden_itself ? Body::kind : Body::nested_forbidden_kind,
                    !forbidden_itself && Body::nested_forbidden_path.empty(),
                    Body::owned_condition,
-                   tests};
+                   tests,
+                   Body::synchronizes_grid_dependencies,
+                   edge_kind::full};
 }
 
 template <fixed_string Name, class Body>

@@ -33,11 +33,17 @@ enum class shape_problem {
   condition_tested_twice,
   empty_node_name,
   buffer_freed_twice,
+  edge_of_two_kinds,
+  typed_edge_not_between_kernels,
+  typed_edge_into_unsynchronized_kernel,
 };
 
 struct shape_sizes {
   std::size_t nodes = 0, edges = 0, refs = 0, params = 0, buffers = 0, conditions = 0;
   std::size_t condition_tests = 0;
+  /// Edges of a kind other than full: where there are none (nearly every
+  /// graph), the shape keeps no kinds at all.
+  std::size_t typed_edges = 0;
 };
 
 struct hashed_index {
@@ -192,6 +198,7 @@ template <class Contiguous>
   for (std::size_t i = 0; i < items.size(); ++i) {
     s.nodes += item[i].is_node;
     s.edges += item[i].edges.size();
+    if (item[i].edges_kind != edge_kind::full) s.typed_edges += item[i].edges.size();
     s.refs += item[i].refs.size();
     s.condition_tests += item[i].condition_tests.size();
   }
@@ -267,6 +274,8 @@ struct shape_view {
   // dependencies and order
   slice<std::uint32_t> dep_begin;
   slice<std::uint32_t> deps;
+  /// Each dependency's kind, beside deps; empty when every edge is full.
+  slice<edge_kind> dep_kinds;
   std::size_t& max_deps;
   slice<std::uint32_t> order;
   // named values
@@ -301,26 +310,30 @@ struct shape_scratch {
   slice<std::uint32_t> indegree, ready, step_of;            // nodes
   slice<bool> after_alloc, before_free;                     // nodes
   slice<hashed_index> by_condition;                         // condition tests
+  slice<edge_kind> kind, grouped_kind;  // edges, where some edge is typed (else empty)
 };
 
-template <std::size_t N, std::size_t E, std::size_t T>
+/// K: the edges when some edge is typed, else 0.
+template <std::size_t N, std::size_t E, std::size_t T, std::size_t K>
 struct shape_scratch_arrays {
   std::array<std::uint32_t, E> from{}, to{}, grouped{}, succ{};
   std::array<std::uint32_t, N + 1> count{}, fill{}, succ_begin{}, succ_fill{}, walk{};
   std::array<std::uint32_t, N> indegree{}, ready{}, step_of{};
   std::array<bool, N> after_alloc{}, before_free{};
   std::array<hashed_index, T> by_condition{};
+  std::array<edge_kind, K> kind{}, grouped_kind{};
 
   [[nodiscard]] constexpr shape_scratch spans() noexcept {
-    return {whole(from),        whole(to),          whole(grouped),     whole(succ),
-            whole(count),       whole(fill),        whole(succ_begin),  whole(succ_fill),
-            whole(walk),        whole(indegree),    whole(ready),       whole(step_of),
-            whole(after_alloc), whole(before_free), whole(by_condition)};
+    return {whole(from),        whole(to),          whole(grouped),      whole(succ),
+            whole(count),       whole(fill),        whole(succ_begin),   whole(succ_fill),
+            whole(walk),        whole(indegree),    whole(ready),        whole(step_of),
+            whole(after_alloc), whole(before_free), whole(by_condition), whole(kind),
+            whole(grouped_kind)};
   }
 };
 
 template <std::size_t N, std::size_t E, std::size_t R, std::size_t P, std::size_t B, std::size_t C,
-          std::size_t T>
+          std::size_t T, std::size_t K>
 struct graph_shape {
   // nodes
   std::array<std::string_view, N> names{};
@@ -331,6 +344,7 @@ struct graph_shape {
   // dependencies (deduplicated, in edge declaration order) and order
   std::array<std::uint32_t, N + 1> dep_begin{};
   std::array<std::uint32_t, E> deps{};
+  std::array<edge_kind, K> dep_kinds{};  ///< beside deps; none when every edge is full (K = 0)
   std::size_t max_deps = 0;
   std::array<std::uint32_t, N> order{};  ///< topological, ties in declaration order
   // named values
@@ -387,6 +401,7 @@ template <class Shape>
           whole(s.node_lookup),
           whole(s.dep_begin),
           whole(s.deps),
+          whole(s.dep_kinds),
           s.max_deps,
           whole(s.order),
           whole(s.all_refs),
@@ -540,9 +555,11 @@ constexpr bool resolve_edges(slice<const item_info> items, const shape_view& g,
   const std::size_t N = g.node_lookup.size();
   std::uint32_t* const from = s.from.data();
   std::uint32_t* const to = s.to.data();
+  edge_kind* const kind = s.kind.size() != 0 ? s.kind.data() : nullptr;
   std::size_t e = 0;
   for (std::size_t i = 0; i < items.size(); ++i)
     for (const name_pair& p : item[i].edges) {
+      if (kind) kind[e] = item[i].edges_kind;
       from[e] = find_sorted(lookup, N, names, p.from);
       to[e] = find_sorted(lookup, N, names, p.to);
       if (from[e] == no_index || to[e] == no_index) {
@@ -574,8 +591,9 @@ constexpr bool check_parameter_types(const shape_view& g) noexcept {
 }
 
 /// Dependency lists: CSR by target, each in edge declaration order,
-/// deduplicated.
-constexpr void group_dependencies(const shape_view& g, const shape_scratch& s) noexcept {
+/// deduplicated; with typed edges, each dependency's kind (g.dep_kinds), and
+/// the first edge declared again with another kind.
+constexpr bool group_dependencies(const shape_view& g, const shape_scratch& s) noexcept {
   const std::size_t N = g.names.size(), E = s.from.size();
   const std::uint32_t* const from = s.from.data();
   const std::uint32_t* const to = s.to.data();
@@ -584,21 +602,39 @@ constexpr void group_dependencies(const shape_view& g, const shape_scratch& s) n
   std::uint32_t* const grouped = s.grouped.data();
   std::uint32_t* const dep_begin = g.dep_begin.data();
   std::uint32_t* const deps = g.deps.data();
+  // Kinds only where some edge is typed (the scratch is empty otherwise).
+  const edge_kind* const kind = s.kind.size() != 0 ? s.kind.data() : nullptr;
+  edge_kind* const grouped_kind = kind ? s.grouped_kind.data() : nullptr;
+  edge_kind* const dep_kinds = kind ? g.dep_kinds.data() : nullptr;
   for (std::size_t k = 0; k < E; ++k) ++count[to[k] + 1];
   for (std::size_t k = 0; k < N; ++k) count[k + 1] += count[k];
   for (std::size_t k = 0; k <= N; ++k) fill[k] = count[k];
-  for (std::size_t k = 0; k < E; ++k) grouped[fill[to[k]]++] = from[k];
+  for (std::size_t k = 0; k < E; ++k) {
+    if (kind) grouped_kind[fill[to[k]]] = kind[k];
+    grouped[fill[to[k]]++] = from[k];
+  }
   std::uint32_t written = 0;
   for (std::size_t v = 0; v < N; ++v) {
     dep_begin[v] = written;
     for (std::uint32_t k = count[v]; k < count[v + 1]; ++k) {
-      bool repeated = false;
-      for (std::uint32_t j = dep_begin[v]; j < written; ++j) repeated |= deps[j] == grouped[k];
-      if (!repeated) deps[written++] = grouped[k];
+      std::uint32_t at = written;
+      for (std::uint32_t j = dep_begin[v]; j < written; ++j)
+        if (deps[j] == grouped[k]) at = j;
+      if (at == written) {
+        if (kind) dep_kinds[written] = grouped_kind[k];
+        deps[written++] = grouped[k];
+      } else if (kind && dep_kinds[at] != grouped_kind[k]) {
+        g.problem = shape_problem::edge_of_two_kinds;
+        g.message << g.names.data()[grouped[k]] << " -> " << g.names.data()[v] << " ("
+                  << edge_kind_name(dep_kinds[at]) << " and " << edge_kind_name(grouped_kind[k])
+                  << ")";
+        return true;
+      }
     }
     if (written - dep_begin[v] > g.max_deps) g.max_deps = written - dep_begin[v];
   }
   dep_begin[N] = written;
+  return false;
 }
 
 /// Kahn's topological sort into g.order. Among ready nodes the one declared
@@ -669,6 +705,44 @@ constexpr void describe_cycle(const shape_view& g, const shape_scratch& s) noexc
   g.problem = shape_problem::cycle;
   g.message << names[v];
   for (std::uint32_t k = steps; k-- > step_of[v];) g.message << " -> " << names[walk[k]];
+}
+
+/// Typed edges (programmatic, launch-completion): only from a kernel node
+/// into a kernel node (CUDA's rule), and only into a kernel that
+/// synchronizes its grid dependencies (else it may read what its
+/// predecessor writes before it is written); check()'s two rules. Nodes in
+/// declaration order, each dependency in order.
+constexpr bool check_edge_kinds(slice<const item_info> items, const shape_view& g) noexcept {
+  if (g.dep_kinds.size() == 0) return false;
+  const std::size_t N = g.names.size();
+  const item_info* const item = items.data();
+  const std::uint32_t* const dep_begin = g.dep_begin.data();
+  const std::uint32_t* const deps = g.deps.data();
+  const edge_kind* const dep_kinds = g.dep_kinds.data();
+  const node_kind* const kinds = g.kinds.data();
+  const std::string_view* const names = g.names.data();
+  for (std::uint32_t v = 0; v < N; ++v)
+    for (std::uint32_t k = dep_begin[v]; k < dep_begin[v + 1]; ++k) {
+      const edge_kind kind = dep_kinds[k];
+      if (kind == edge_kind::full) continue;
+      const std::uint32_t u = deps[k];
+      if (kinds[u] != node_kind::kernel || kinds[v] != node_kind::kernel) {
+        const std::uint32_t culprit = kinds[u] != node_kind::kernel ? u : v;
+        const std::string_view culprit_kind = kind_name(kinds[culprit]);
+        g.problem = shape_problem::typed_edge_not_between_kernels;
+        g.message << edge_kind_name(kind) << " edge " << names[u] << " -> " << names[v] << " ("
+                  << names[culprit] << (culprit_kind.front() == 'e' ? " is an " : " is a ")
+                  << culprit_kind << " node)";
+        return true;
+      }
+      if (!item[g.position.data()[v]].synchronizes_grid_dependencies) {
+        g.problem = shape_problem::typed_edge_into_unsynchronized_kernel;
+        g.message << names[v] << " (" << edge_kind_name(kind) << " edge " << names[u] << " -> "
+                  << names[v] << ")";
+        return true;
+      }
+    }
+  return false;
 }
 
 /// Frees: once per buffer. The first free of a buffer no node here allocates
@@ -836,13 +910,16 @@ constexpr void shape_rules(slice<const item_info> items, const shape_view& g,
   // ----------------------------------------- parameters of one type only --
   if (check_parameter_types(g)) return;
   // --------------------------- dependency lists, Kahn's topological sort --
-  group_dependencies(g, s);
+  if (group_dependencies(g, s)) return;
   const std::size_t tail = order_nodes(g, s);
   // ------------------------------------------------------------ cycle path --
   if (tail < N) {
     describe_cycle(g, s);
     return;
   }
+  // -------------------------------- typed edges: between kernels, into one
+  // -------------------------------- that synchronizes its grid dependencies
+  if (check_edge_kinds(items, g)) return;
   // --------------------------------------------- frees: once, of an alloc --
   if (check_frees(items, g)) return;
   // --------------------------- every condition tested by a conditional node --
@@ -854,8 +931,9 @@ constexpr void shape_rules(slice<const item_info> items, const shape_view& g,
 
 template <shape_sizes S, std::size_t A>
 [[nodiscard]] consteval auto analyze_shape(const std::array<item_info, A>& items) {
-  graph_shape<S.nodes, S.edges, S.refs, S.params, S.buffers, S.conditions, S.condition_tests> g{};
-  shape_scratch_arrays<S.nodes, S.edges, S.condition_tests> scratch{};
+  constexpr std::size_t K = S.typed_edges != 0 ? S.edges : 0;
+  graph_shape<S.nodes, S.edges, S.refs, S.params, S.buffers, S.conditions, S.condition_tests, K> g{};
+  shape_scratch_arrays<S.nodes, S.edges, S.condition_tests, K> scratch{};
   shape_rules(whole(items), view_of(g), scratch.spans());
   return g;
 }

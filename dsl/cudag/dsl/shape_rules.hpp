@@ -55,12 +55,15 @@ struct shape_node {
   std::string frees;      ///< mem_free: the buffer
   std::string tests;      ///< conditional: the condition
   std::vector<shape_nested_test> nested_tests;
+  /// Kernel: marked with synchronizes_grid_dependencies().
+  bool synchronizes_grid_dependencies = false;
 };
 
-/// An edge: `from` runs before `to`.
+/// An edge: `from` runs before `to`, of kind `kind`.
 struct shape_edge {
   std::string from;
   std::string to;
+  edge_kind kind = edge_kind::full;
 };
 
 /// A graph: nodes in declaration order, edges in declaration order.
@@ -102,6 +105,12 @@ struct shape_verdict {
       return "node_with_empty_name";
     case shape_problem::buffer_freed_twice:
       return "buffer_freed_twice";
+    case shape_problem::edge_of_two_kinds:
+      return "edge_declared_with_two_kinds";
+    case shape_problem::typed_edge_not_between_kernels:
+      return "edge_kind_needs_kernel_nodes";
+    case shape_problem::typed_edge_into_unsynchronized_kernel:
+      return "kernel_does_not_synchronize_grid_dependencies";
   }
   return "?";
 }
@@ -117,6 +126,7 @@ struct runtime_shape {
   std::vector<hashed_index> node_lookup;
   std::vector<std::uint32_t> dep_begin;
   std::vector<std::uint32_t> deps;
+  std::vector<edge_kind> dep_kinds;
   std::size_t max_deps = 0;
   std::vector<std::uint32_t> order;
   std::vector<ref_info> all_refs;
@@ -146,6 +156,7 @@ struct runtime_shape {
         node_lookup(s.nodes),
         dep_begin(s.nodes + 1),
         deps(s.edges),
+        dep_kinds(s.typed_edges != 0 ? s.edges : 0),
         order(s.nodes),
         all_refs(s.refs),
         params(s.params),
@@ -184,6 +195,8 @@ struct runtime_shape {
   std::vector<std::uint32_t> per_edge(4 * E), per_node(5 * (N + 1) + 3 * N);
   const std::unique_ptr<bool[]> flags(new bool[2 * N + 1]());
   std::vector<hashed_index> by_condition(s.condition_tests);
+  const std::size_t K = s.typed_edges != 0 ? E : 0;
+  std::vector<edge_kind> kinds(2 * K);
   std::uint32_t* e = per_edge.data();
   std::uint32_t* n = per_node.data();
   const auto take = [](std::uint32_t*& at, std::size_t size) {
@@ -207,6 +220,8 @@ struct runtime_shape {
   scratch.after_alloc = {flags.get(), N};
   scratch.before_free = {flags.get() + N, N};
   scratch.by_condition = {by_condition.data(), by_condition.size()};
+  scratch.kind = {kinds.data(), K};
+  scratch.grouped_kind = {kinds.data() + K, K};
   shape_rules({items.data(), items.size()}, view_of(shape), scratch);
   return shape;
 }
@@ -297,11 +312,17 @@ struct described_items {
       info.frees = node.frees;
       info.owns_condition = node.tests;
       info.condition_tests = t;
+      info.synchronizes_grid_dependencies = node.synchronizes_grid_dependencies;
       items.push_back(info);
     }
+    // One edge item per run of edges of one kind, in order.
     edges.reserve(d.edges.size());
     for (const shape_edge& e : d.edges) edges.push_back({e.from, e.to});
-    if (!edges.empty()) items.push_back(edge_item_info(edges));
+    const std::span<const name_pair> all(edges);
+    for (std::size_t first = 0, last = 0; first < edges.size(); first = last) {
+      while (last < edges.size() && d.edges[last].kind == d.edges[first].kind) ++last;
+      items.push_back(edge_item_info(all.subspan(first, last - first), d.edges[first].kind));
+    }
   }
 };
 
