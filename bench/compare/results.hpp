@@ -53,7 +53,7 @@ class results {
     const result* s = find(section, shape, nodes, subject);
     const result* b = find(section, shape, nodes, base);
     if (!s || !b || b->us.median <= 0) return 0;
-    ratio_row r{section, shape, nodes, subject + " / " + base, s->us.median / b->us.median, goal, -1};
+    ratio_row r{section, shape, nodes, subject + " / " + base, s->us.median / b->us.median, goal, -1, {}};
     const std::vector<double>& over = s->us.by_round;
     const std::vector<double>& under = b->us.by_round;
     if (!over.empty() && over.size() == under.size()) {

@@ -383,8 +383,9 @@ TEST(DslShapeRules, ThePortableWidePathAgreesWithThe128BitOne) {
 #endif
         EXPECT_EQ(cudag::native::scaled_extent_wide_portable(n, m, d), expected)
             << n << " * " << m << " / " << d;
-        if (n <= static_cast<std::uint64_t>(INT64_MAX))
+        if (n <= static_cast<std::uint64_t>(INT64_MAX)) {
           EXPECT_EQ(cudag::native::scaled_extent(static_cast<std::int64_t>(n), m, d), expected)
               << n << " * " << m << " / " << d;
+        }
       }
 }

@@ -152,9 +152,10 @@ TEST(FieldProperties, OneFieldApartNeverSharesACacheKey) {
       const cudag::graph_spec changed = placed(pl, row.base(), row.change);
       const bool same_topology = cudag::topology_key(base) == cudag::topology_key(changed);
       EXPECT_EQ(same_topology, !topological(row));
-      if (same_topology)
+      if (same_topology) {
         EXPECT_NE(cudag::shape_key(base, b), cudag::shape_key(changed, b))
             << "two specs one field apart share a cache key: an exact hit would run the first";
+      }
       // diff's "same topology" is the graph's shape alone: only a body
       // that gains a node leaves it (the cache's key also holds what CUDA
       // cannot update in place).
