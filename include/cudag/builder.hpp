@@ -31,6 +31,15 @@
 
 namespace cudag {
 
+/// The launch attributes of a kernel node beyond its priority, as
+/// kernel_node holds them (each left at its default sends nothing).
+struct launch_attributes {
+  dim3 cluster{0, 0, 0};  ///< 0x0x0: no cluster
+  bool cooperative = false;
+  cudaLaunchMemSyncDomain mem_sync_domain = cudaLaunchMemSyncDomainDefault;
+  int shared_carveout = -1;  ///< percent, 0-100; -1: none
+};
+
 struct launch_config {
   dim3 grid{1, 1, 1};
   dim3 block{1, 1, 1};
@@ -38,6 +47,35 @@ struct launch_config {
   std::optional<grid_rule> grid_from;
   int priority = 0;
   std::vector<shape_rule> shape_rules;
+  launch_attributes attributes;
+
+  /// Thread-block clusters of x * y * z blocks
+  /// (cudaLaunchAttributeClusterDimension): cudag::launch(grid, block).cluster(2, 1, 1).
+  /// check() requires the cluster to divide the grid in every dimension,
+  /// to hold at most 8 blocks (the portable limit), and to be 1 in a grid
+  /// dimension that follows a parameter.
+  launch_config& cluster(unsigned x, unsigned y = 1, unsigned z = 1) {
+    attributes.cluster = dim3(x, y, z);
+    return *this;
+  }
+  /// A cooperative launch (cudaLaunchAttributeCooperative): every block
+  /// resident at once, so that the grid may synchronise as a whole.
+  launch_config& cooperative(bool on = true) {
+    attributes.cooperative = on;
+    return *this;
+  }
+  /// The memory-synchronisation domain (cudaLaunchAttributeMemSyncDomain).
+  launch_config& mem_sync_domain(cudaLaunchMemSyncDomain domain) {
+    attributes.mem_sync_domain = domain;
+    return *this;
+  }
+  /// The preferred share of the unified cache given to shared memory, in
+  /// percent (cudaLaunchAttributePreferredSharedMemoryCarveout); check()
+  /// refuses more than 100.
+  launch_config& shared_carveout(int percent) {
+    attributes.shared_carveout = percent;
+    return *this;
+  }
 
   /// Makes launch dimension `dim` follow integral parameter `p`:
   /// ceil(p * multiplier / divisor), recomputed whenever `p` is rebound (a
@@ -51,7 +89,7 @@ struct launch_config {
 };
 
 [[nodiscard]] inline launch_config launch(dim3 grid, dim3 block, unsigned shared_bytes = 0) {
-  return {grid, block, shared_bytes, std::nullopt, 0, {}};
+  return {grid, block, shared_bytes, std::nullopt, 0, {}, {}};
 }
 
 /// One thread per element of an integral parameter: ceil(count / block_size)
@@ -59,7 +97,7 @@ struct launch_config {
 template <std::integral T>
 [[nodiscard]] launch_config launch_over(const param_handle<T>& count, unsigned block_size,
                                         unsigned shared_bytes = 0) {
-  return {dim3(1), dim3(block_size), shared_bytes, grid_rule{count.name, block_size}, 0, {}};
+  return {dim3(1), dim3(block_size), shared_bytes, grid_rule{count.name, block_size}, 0, {}, {}};
 }
 
 /// A kernel with its name, for messages and pictures.

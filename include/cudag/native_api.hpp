@@ -98,6 +98,8 @@ struct api_table {
                                  cudaGraphEdgeData*, std::size_t*);
   cudaError_t (*node_get_type)(cudaGraphNode_t, cudaGraphNodeType*);
   cudaError_t (*kernel_node_get_params)(cudaGraphNode_t, cudaKernelNodeParams*);
+  cudaError_t (*kernel_node_get_attribute)(cudaGraphNode_t, cudaLaunchAttributeID,
+                                           cudaLaunchAttributeValue*);
   cudaError_t (*memcpy_node_get_params)(cudaGraphNode_t, cudaMemcpy3DParms*);
   cudaError_t (*memset_node_get_params)(cudaGraphNode_t, cudaMemsetParams*);
   cudaError_t (*host_node_get_params)(cudaGraphNode_t, cudaHostNodeParams*);

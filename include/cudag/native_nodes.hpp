@@ -259,8 +259,10 @@ cudaGraphNode_t add_kernel(cudaGraph_t g, deps_span deps, std::span<const cudaGr
                            const cudaKernelNodeParams& p, std::string_view name);
 void set_kernel(param_target to, cudaGraphNode_t n, const cudaKernelNodeParams& p,
                 std::string_view name);
-/// cudaLaunchAttributePriority, honoured when instantiated with node priorities.
-void set_kernel_priority(cudaGraphNode_t n, int priority, std::string_view name);
+/// Launch attribute `id` of kernel node `n` set to `value`
+/// (cudaGraphKernelNodeSetAttribute), on the template graph.
+void set_kernel_attribute(cudaGraphNode_t n, cudaLaunchAttributeID id,
+                          const cudaLaunchAttributeValue& value, std::string_view name);
 
 // ----------------------------------------------------------------- memcpy --
 [[nodiscard]] cudaMemcpy3DParms memcpy_1d_params(void* dst, const void* src, std::size_t bytes,

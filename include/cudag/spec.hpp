@@ -109,12 +109,40 @@ struct kernel_node {
   std::optional<grid_rule> grid_from;
   std::vector<shape_rule> shape_rules;  ///< applied after grid_from, in order
   int priority = 0;                ///< used when instantiated with node priorities
+  /// Launch attributes, each sent to CUDA after the node is added (none
+  /// sent while it keeps its default). A thread-block cluster of
+  /// cluster.x * cluster.y * cluster.z blocks (0x0x0: none); check()
+  /// requires it to divide the grid and to hold at most 8 blocks.
+  dim3 cluster{0, 0, 0};
+  bool cooperative = false;  ///< cudaLaunchAttributeCooperative
+  /// cudaLaunchAttributeMemSyncDomain: the memory-synchronisation domain.
+  cudaLaunchMemSyncDomain mem_sync_domain = cudaLaunchMemSyncDomainDefault;
+  /// cudaLaunchAttributePreferredSharedMemoryCarveout, in percent of the
+  /// unified cache given to shared memory (0-100); -1: none.
+  int shared_carveout = -1;
   /// The kernel calls cudaGridDependencySynchronize() before it reads what
   /// its predecessors wrote: only then may a programmatic or
   /// launch-completion edge lead into it (check() refuses one otherwise).
   bool synchronizes_grid_dependencies = false;
   std::shared_ptr<const void> keep_alive;  ///< e.g. the run-time compiled module
 };
+
+/// Whether kernel node `k` runs in thread-block clusters.
+[[nodiscard]] inline bool has_cluster(const kernel_node& k) noexcept {
+  return k.cluster.x != 0 || k.cluster.y != 0 || k.cluster.z != 0;
+}
+
+/// Whether the launch attributes beyond priority (cluster, cooperative,
+/// memory-sync domain, shared-memory carveout) of `a` and `b` are alike.
+[[nodiscard]] inline bool same_launch_attributes(const kernel_node& a, const kernel_node& b) noexcept {
+  return a.cluster.x == b.cluster.x && a.cluster.y == b.cluster.y && a.cluster.z == b.cluster.z &&
+         a.cooperative == b.cooperative && a.mem_sync_domain == b.mem_sync_domain &&
+         a.shared_carveout == b.shared_carveout;
+}
+
+/// "cluster 2x1x1, cooperative, memory-sync domain remote, shared carveout
+/// 50%", or "none": the launch attributes same_launch_attributes compares.
+[[nodiscard]] std::string describe_launch_attributes(const kernel_node& k);
 
 struct memcpy_node {
   value dst;  ///< void*

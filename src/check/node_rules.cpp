@@ -221,6 +221,62 @@ class node_checker {
                  ", which another rule of the node already sets";
         });
     }
+    check_launch_attributes(k, dims, follows);
+  }
+
+  template <class Dims, class Follows>
+  void check_launch_attributes(const kernel_node& k, const Dims& dims, const Follows& follows) const {
+    if (has_cluster(k)) {
+      const dim3& c = k.cluster;
+      if (c.x == 0 || c.y == 0 || c.z == 0)
+        fail([&] {
+          return "kernel node '" + path() + "' has a cluster of " + dims(c) +
+                 " blocks; every dimension must be at least 1 (0x0x0: no cluster)";
+        });
+      const std::uint64_t blocks = std::uint64_t{c.x} * c.y * c.z;
+      if (blocks > 8)
+        fail([&] {
+          return "kernel node '" + path() + "' has a cluster of " + dims(c) + " = " +
+                 std::to_string(blocks) +
+                 " blocks; the portable limit is 8 blocks a cluster";
+        });
+      // A grid dimension that follows a parameter is known only at lowering
+      // and changes with every rebinding: there the cluster must be 1.
+      const struct {
+        unsigned grid, cluster;
+        launch_dim dim;
+        bool from_count;
+        char name;
+      } axes[] = {{k.grid.x, c.x, launch_dim::grid_x, k.grid_from.has_value(), 'x'},
+                  {k.grid.y, c.y, launch_dim::grid_y, false, 'y'},
+                  {k.grid.z, c.z, launch_dim::grid_z, false, 'z'}};
+      for (const auto& a : axes) {
+        if (a.cluster == 1) continue;
+        if (a.from_count || follows(a.dim))
+          fail([&] {
+            return "kernel node '" + path() + "' has a cluster of " + dims(c) +
+                   " blocks, and its grid's " + std::string(1, a.name) +
+                   " follows a parameter: whether the cluster divides it is known only at "
+                   "lowering, so a cluster must be 1 in a dimension that follows a parameter";
+          });
+        if (a.grid % a.cluster != 0)
+          fail([&] {
+            return "kernel node '" + path() + "' has a cluster of " + dims(c) +
+                   " blocks, which does not divide its grid of " + dims(k.grid) + " blocks";
+          });
+      }
+    }
+    if (k.mem_sync_domain != cudaLaunchMemSyncDomainDefault &&
+        k.mem_sync_domain != cudaLaunchMemSyncDomainRemote)
+      fail([&] {
+        return "kernel node '" + path() + "' has memory-sync domain " +
+               std::to_string(int(k.mem_sync_domain)) + "; CUDA has the default (0) and remote (1)";
+      });
+    if (k.shared_carveout < -1 || k.shared_carveout > 100)
+      fail([&] {
+        return "kernel node '" + path() + "' prefers a shared-memory carveout of " +
+               std::to_string(k.shared_carveout) + "%; a carveout is 0 to 100 percent";
+      });
   }
 
   void check_kind(const memset_node& m) const {

@@ -440,6 +440,24 @@ class differ {
                return cat({describe_shape_rule(x), " -> ", describe_shape_rule(y)});
              });
     compare_number(path, "priority", b.priority, a.priority);
+    if (!native::same_dims(b.cluster, a.cluster)) {
+      const auto cluster = [&](const kernel_node& k) { return has_cluster(k) ? dims(k.cluster) : std::string("none"); };
+      changed(path, cat({"cluster ", cluster(b), " -> ", cluster(a)}));
+    }
+    if (b.cooperative != a.cooperative)
+      changed(path, cat({"cooperative ", yes_no(b.cooperative), " -> ", yes_no(a.cooperative)}));
+    if (b.mem_sync_domain != a.mem_sync_domain) {
+      const auto domain = [](cudaLaunchMemSyncDomain d) {
+        return d == cudaLaunchMemSyncDomainDefault  ? std::string("default")
+               : d == cudaLaunchMemSyncDomainRemote ? std::string("remote")
+                                                    : std::to_string(int(d));
+      };
+      changed(path, cat({"memory-sync domain ", domain(b.mem_sync_domain), " -> ", domain(a.mem_sync_domain)}));
+    }
+    if (b.shared_carveout != a.shared_carveout) {
+      const auto carveout = [](int c) { return c < 0 ? std::string("none") : std::to_string(c) + "%"; };
+      changed(path, cat({"shared carveout ", carveout(b.shared_carveout), " -> ", carveout(a.shared_carveout)}));
+    }
     if (b.synchronizes_grid_dependencies != a.synchronizes_grid_dependencies)
       changed(path, cat({"synchronizes grid dependencies ", yes_no(b.synchronizes_grid_dependencies),
                          " -> ", yes_no(a.synchronizes_grid_dependencies)}));

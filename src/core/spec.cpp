@@ -57,6 +57,21 @@ std::size_t graph_spec::total_nodes() const noexcept {
   return count;
 }
 
+std::string describe_launch_attributes(const kernel_node& k) {
+  std::string out;
+  const auto add = [&](const std::string& part) { out += (out.empty() ? "" : ", ") + part; };
+  if (has_cluster(k))
+    add("cluster " + std::to_string(k.cluster.x) + "x" + std::to_string(k.cluster.y) + "x" +
+        std::to_string(k.cluster.z));
+  if (k.cooperative) add("cooperative");
+  if (k.mem_sync_domain == cudaLaunchMemSyncDomainRemote)
+    add("memory-sync domain remote");
+  else if (k.mem_sync_domain != cudaLaunchMemSyncDomainDefault)
+    add("memory-sync domain " + std::to_string(int(k.mem_sync_domain)));
+  if (k.shared_carveout >= 0) add("shared carveout " + std::to_string(k.shared_carveout) + "%");
+  return out.empty() ? "none" : out;
+}
+
 std::string nested_prefix(std::string_view node_path, const node& n, std::size_t body) {
   std::string prefix(node_path);
   if (const auto* c = std::get_if<conditional_node>(&n.params);

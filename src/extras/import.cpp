@@ -387,6 +387,27 @@ class importer {
     }
   }
 
+  /// The node's priority, cluster, cooperative flag and memory-sync domain
+  /// as CUDA holds them; one CUDA does not tell keeps its default. A
+  /// cluster of 1x1x1 reads as none (it launches alike). The shared-memory
+  /// carveout is not read back: CUDA's value for a node that never set it
+  /// is not specified.
+  static void read_launch_attributes(cudaGraphNode_t n, kernel_node& k) {
+    cudaLaunchAttributeValue v{};
+    const auto get = [&](cudaLaunchAttributeID id) {
+      v = cudaLaunchAttributeValue{};
+      if (api().kernel_node_get_attribute(n, id, &v) == cudaSuccess) return true;
+      (void)api().get_last_error();
+      return false;
+    };
+    if (get(cudaLaunchAttributePriority)) k.priority = v.priority;
+    if (get(cudaLaunchAttributeClusterDimension) &&
+        !(v.clusterDim.x <= 1 && v.clusterDim.y <= 1 && v.clusterDim.z <= 1))
+      k.cluster = dim3(v.clusterDim.x, v.clusterDim.y, v.clusterDim.z);
+    if (get(cudaLaunchAttributeCooperative)) k.cooperative = v.cooperative != 0;
+    if (get(cudaLaunchAttributeMemSyncDomain)) k.mem_sync_domain = v.memSyncDomain;
+  }
+
   node_params read_kernel(std::size_t i, cudaGraphNode_t n, const std::string& name) {
     // The driver's view of the node tells the kernel's argument sizes. A
     // failure leaves the node opaque (kept by effect), saying why.
@@ -443,6 +464,7 @@ class importer {
     k.grid = p.gridDim;
     k.block = p.blockDim;
     k.shared_bytes = p.sharedMemBytes;
+    read_launch_attributes(n, k);
     std::size_t size = 0;
     for (std::size_t arg = 0;; ++arg) {
       // An index past the last argument is refused with cudaErrorInvalidValue;

@@ -106,6 +106,13 @@ std::uint64_t node_key(const node& n) {
     h.u64(static_cast<std::uint64_t>(static_cast<std::int64_t>(a->device)));
   } else if (const auto* f = std::get_if<mem_free_node>(&n.params)) {
     h.str(f->buffer);
+  } else if (const auto* k = std::get_if<kernel_node>(&n.params)) {
+    // Launch attributes live on the template's node: no setter reaches an
+    // executable graph's, so another attribute is another topology.
+    h.u64((std::uint64_t{k->cluster.x} << 32) | k->cluster.y);
+    h.u64(k->cluster.z);
+    h.u64((k->cooperative ? 1u : 0u) | (std::uint64_t(k->mem_sync_domain) << 8));
+    h.u64(static_cast<std::uint64_t>(static_cast<std::int64_t>(k->shared_carveout)));
   } else if (const auto* c = std::get_if<child_node>(&n.params)) {
     h.u64(c->graph ? graph_key(*c->graph) : 0);
   } else if (const auto* k = std::get_if<conditional_node>(&n.params)) {

@@ -122,6 +122,15 @@ void require_same_structure(const exec::impl& st, const graph_spec& next, const 
     if (const int to = std::get<kernel_node>(now.params).priority; a->priority != to)
       refuse(st, next, n.path, "kernel node '" + n.path + "' changes its priority (" +
                                    std::to_string(a->priority) + " -> " + std::to_string(to) + ")");
+  // So are a cluster, a cooperative launch, a memory-sync domain and a
+  // shared-memory carveout (CUDA has no setter of them on an executable graph).
+  if (const auto* a = std::get_if<kernel_node>(&was.params))
+    if (!same_launch_attributes(*a, std::get<kernel_node>(now.params)))
+      refuse(st, next, n.path,
+             "kernel node '" + n.path + "' changes its launch attributes (" +
+                 describe_launch_attributes(*a) + " -> " +
+                 describe_launch_attributes(std::get<kernel_node>(now.params)) +
+                 "), which an executable graph cannot change in place");
   if (const auto* a = std::get_if<conditional_node>(&was.params)) {
     const auto& b = std::get<conditional_node>(now.params);
     if (a->kind != b.kind || a->condition != b.condition || a->bodies.size() != b.bodies.size())

@@ -198,6 +198,37 @@ class lowerer {
     if (p.keep_alive) owned_.push_back(p.keep_alive);
   }
 
+  /// Each launch attribute of `k` not at its default, sent to node `h`.
+  static void send_launch_attributes(cudaGraphNode_t h, const kernel_node& k, const std::string& path) {
+    cudaLaunchAttributeValue v{};
+    if (k.priority != 0) {
+      v.priority = k.priority;
+      native::set_kernel_attribute(h, cudaLaunchAttributePriority, v, path);
+    }
+    if (has_cluster(k)) {
+      v = {};
+      v.clusterDim.x = k.cluster.x;
+      v.clusterDim.y = k.cluster.y;
+      v.clusterDim.z = k.cluster.z;
+      native::set_kernel_attribute(h, cudaLaunchAttributeClusterDimension, v, path);
+    }
+    if (k.cooperative) {
+      v = {};
+      v.cooperative = 1;
+      native::set_kernel_attribute(h, cudaLaunchAttributeCooperative, v, path);
+    }
+    if (k.mem_sync_domain != cudaLaunchMemSyncDomainDefault) {
+      v = {};
+      v.memSyncDomain = k.mem_sync_domain;
+      native::set_kernel_attribute(h, cudaLaunchAttributeMemSyncDomain, v, path);
+    }
+    if (k.shared_carveout >= 0) {
+      v = {};
+      v.sharedMemCarveout = static_cast<unsigned>(k.shared_carveout);
+      native::set_kernel_attribute(h, cudaLaunchAttributePreferredSharedMemoryCarveout, v, path);
+    }
+  }
+
   /// Adds prepared kernel node `index` to `target` after `deps`, of kinds
   /// `kinds` (none: every dependency full).
   cudaGraphNode_t add_kernel_node(std::uint32_t index, cudaGraph_t target,
@@ -213,8 +244,7 @@ class lowerer {
       h = native::add_kernel(target, deps, edges_, st.kernel, st.path);
     }
     st.handle = h;
-    const int priority = std::get<kernel_node>(st.spec_node->params).priority;
-    if (priority != 0) native::set_kernel_priority(h, priority, st.path);
+    send_launch_attributes(h, std::get<kernel_node>(st.spec_node->params), st.path);
     return h;
   }
 
@@ -227,6 +257,13 @@ class lowerer {
           if constexpr (std::is_same_v<P, kernel_node>) {
             // Into a graph, kernel nodes are prepared and added in runs
             // (lower_graph); here only an eager run launches one.
+            // An eager run launches with cudaLaunchKernel, which sends no
+            // launch attribute: a cluster or cooperative kernel would run
+            // otherwise than its graph, so it is refused.
+            if (const std::string attributes = describe_launch_attributes(p); attributes != "none")
+              throw error("kernel node '" + path + "' has launch attributes (" + attributes +
+                              ") that an eager run does not send; instantiate its graph instead",
+                          cudaErrorNotSupported, {}, path);
             prepare_kernel(p, index, s);
             return native::run_kernel(stream_, nodes_[index].kernel, path), nullptr;
           } else if constexpr (std::is_same_v<P, memcpy_node>) {

@@ -356,6 +356,7 @@ const api_table runtime_table{
     &cudaGraphGetEdges,
     &cudaGraphNodeGetType,
     &cudaGraphKernelNodeGetParams,
+    &cudaGraphKernelNodeGetAttribute,
     &cudaGraphMemcpyNodeGetParams,
     &cudaGraphMemsetNodeGetParams,
     &cudaGraphHostNodeGetParams,
@@ -541,11 +542,9 @@ void set_kernel(param_target to, cudaGraphNode_t n, const cudaKernelNodeParams& 
     check(api().kernel_node_set_params(n, &p), "cudaGraphKernelNodeSetParams", name);
 }
 
-void set_kernel_priority(cudaGraphNode_t n, int priority, std::string_view name) {
-  cudaLaunchAttributeValue value{};
-  value.priority = priority;
-  check(api().kernel_node_set_attribute(n, cudaLaunchAttributePriority, &value),
-        "cudaGraphKernelNodeSetAttribute", name);
+void set_kernel_attribute(cudaGraphNode_t n, cudaLaunchAttributeID id,
+                          const cudaLaunchAttributeValue& value, std::string_view name) {
+  check(api().kernel_node_set_attribute(n, id, &value), "cudaGraphKernelNodeSetAttribute", name);
 }
 
 cudaMemcpy3DParms memcpy_1d_params(void* dst, const void* src, std::size_t bytes,

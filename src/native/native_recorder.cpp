@@ -526,16 +526,34 @@ struct recorder::impl {
     r().record(line + " -> " + std::to_string(*h));
     return cudaSuccess;
   }
+  /// A launch attribute's name and value as the recorder writes them
+  /// ("cluster", "2,1,1"), or "attributeN" and "set" for one cudag never sends.
+  static std::pair<std::string, std::string> attribute_text(cudaLaunchAttributeID attribute,
+                                                            const cudaLaunchAttributeValue& v) {
+    switch (attribute) {
+      case cudaLaunchAttributePriority:
+        return {"priority", std::to_string(v.priority)};
+      case cudaLaunchAttributeClusterDimension:
+        return {"cluster", std::to_string(v.clusterDim.x) + "," + std::to_string(v.clusterDim.y) +
+                               "," + std::to_string(v.clusterDim.z)};
+      case cudaLaunchAttributeCooperative:
+        return {"cooperative", std::to_string(v.cooperative)};
+      case cudaLaunchAttributeMemSyncDomain:
+        return {"mem_sync_domain", std::to_string(int(v.memSyncDomain))};
+      case cudaLaunchAttributePreferredSharedMemoryCarveout:
+        return {"shared_carveout", std::to_string(v.sharedMemCarveout)};
+      default:
+        return {"attribute" + std::to_string(int(attribute)), "set"};
+    }
+  }
   static cudaError_t kernel_node_set_attribute(cudaGraphNode_t n, cudaLaunchAttributeID attribute,
                                                const cudaLaunchAttributeValue* v) {
-    const bool priority = attribute == cudaLaunchAttributePriority;
+    const auto [name, text] = attribute_text(attribute, *v);
+    const bool known = text != "set";
     const cudaError_t code =
         set("kernel_node_set_attribute", nullptr, n,
-            "attribute=" + std::to_string(int(attribute)) +
-                (priority ? " priority=" + std::to_string(v->priority) : std::string()));
-    if (code == cudaSuccess)
-      graphs().node_attribute_set(id(n), priority ? "priority" : "attribute" + std::to_string(int(attribute)),
-                                  priority ? std::to_string(v->priority) : "set");
+            "attribute=" + std::to_string(int(attribute)) + (known ? " " + name + "=" + text : std::string()));
+    if (code == cudaSuccess) graphs().node_attribute_set(id(n), name, text);
     return code;
   }
   /// A template setter: the node's parameters are now `what`.
@@ -781,6 +799,36 @@ struct recorder::impl {
     return read_back("kernel_node_get_params", n, cudaGraphNodeTypeKernel, p,
                      [](const typed_params& t) { return t.kernel; },
                      [](const cudaKernelNodeParams& k) { return kernel(k); });
+  }
+  /// A launch attribute as kernel_node_set_attribute left it; CUDA's
+  /// default (zero) for one never set.
+  static cudaError_t kernel_node_get_attribute(cudaGraphNode_t n, cudaLaunchAttributeID attribute,
+                                               cudaLaunchAttributeValue* v) {
+    std::string line;
+    cudaError_t code = cudaSuccess;
+    const typed_params* t = get("kernel_node_get_attribute", n, cudaGraphNodeTypeKernel, v, line, code);
+    if (t == nullptr) return code;
+    *v = cudaLaunchAttributeValue{};
+    const auto [name, unset] = attribute_text(attribute, *v);
+    const std::string text = graphs().attribute_of(id(n), name);
+    const unsigned long number = text.empty() || text == "set" ? 0 : std::stoul(text);
+    switch (attribute) {
+      case cudaLaunchAttributePriority: v->priority = static_cast<int>(std::stol(text.empty() ? "0" : text)); break;
+      case cudaLaunchAttributeClusterDimension:
+        if (!text.empty()) {
+          const std::size_t a = text.find(','), b = text.find(',', a + 1);
+          v->clusterDim.x = static_cast<unsigned>(std::stoul(text.substr(0, a)));
+          v->clusterDim.y = static_cast<unsigned>(std::stoul(text.substr(a + 1, b - a - 1)));
+          v->clusterDim.z = static_cast<unsigned>(std::stoul(text.substr(b + 1)));
+        }
+        break;
+      case cudaLaunchAttributeCooperative: v->cooperative = static_cast<int>(number); break;
+      case cudaLaunchAttributeMemSyncDomain: v->memSyncDomain = static_cast<cudaLaunchMemSyncDomain>(number); break;
+      case cudaLaunchAttributePreferredSharedMemoryCarveout: v->sharedMemCarveout = static_cast<unsigned>(number); break;
+      default: break;
+    }
+    r().record(line + " attribute=" + std::to_string(int(attribute)) + " -> " + attribute_text(attribute, *v).second);
+    return cudaSuccess;
   }
   static cudaError_t memcpy_node_get_params(cudaGraphNode_t n, cudaMemcpy3DParms* p) {
     return read_back("memcpy_node_get_params", n, cudaGraphNodeTypeMemcpy, p,
@@ -1334,6 +1382,7 @@ const api_table recorder::impl::table{
     &impl::graph_get_edges,
     &impl::node_get_type,
     &impl::kernel_node_get_params,
+    &impl::kernel_node_get_attribute,
     &impl::memcpy_node_get_params,
     &impl::memset_node_get_params,
     &impl::host_node_get_params,

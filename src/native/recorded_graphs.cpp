@@ -150,6 +150,13 @@ void recorded_graphs::node_attribute_set(handle node, std::string attribute, std
     it->second.attributes[std::move(attribute)] = std::move(value);
 }
 
+std::string recorded_graphs::attribute_of(handle node, const std::string& attribute) const {
+  const auto it = nodes_.find(node);
+  if (it == nodes_.end()) return {};
+  const auto a = it->second.attributes.find(attribute);
+  return a == it->second.attributes.end() ? std::string() : a->second;
+}
+
 std::string recorded_graphs::attributes_of(const node_info& n) {
   std::string s;
   for (const auto& [name, value] : n.attributes) s += " " + name + "=" + value;

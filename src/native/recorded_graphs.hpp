@@ -86,6 +86,8 @@ class recorded_graphs {
   [[nodiscard]] std::string unclonable(handle graph) const;
   /// A launch attribute of a template node, kept beside its parameters.
   void node_attribute_set(handle node, std::string attribute, std::string value);
+  /// That attribute's value as set, "" where never set.
+  [[nodiscard]] std::string attribute_of(handle node, const std::string& attribute) const;
 
   void instantiated(handle exec, handle graph);
   /// Why CUDA would refuse another exec of `graph` now ("" if it would

@@ -184,6 +184,37 @@ TEST(ImportOnRecorder, ALoweredSpecImportedAndLoweredAgainIsTheSameGraph) {
   expect_nothing_left(rec);
 }
 
+TEST(ImportOnRecorder, AKernelsLaunchAttributesAreReadBack) {
+  cudag::native::recorder rec;
+  name_everything(rec);
+  {
+    cudag::builder b("attributes");
+    auto x = b.param<float*>("x");
+    cudag::launch_config config =
+        cudag::launch(4, 64).cluster(2).cooperative().mem_sync_domain(cudaLaunchMemSyncDomainRemote);
+    config.priority = 3;
+    b.kernel("with", cudag::kernel_of(&scale, "scale"), config, x, 1.0f, 256);
+    b.kernel("without", cudag::kernel_of(&scale, "scale"), cudag::launch(4, 64), x, 2.0f, 256);
+    const cudag::binding binds[] = {cudag::bind("x", dev_x)};
+    cudag::lowered_graph original = cudag::lower(b.build(), binds);
+    const cudag::graph_spec imported = cudag::import_graph(original.graph.get());
+    ASSERT_EQ(imported.nodes.size(), 2u);
+    const auto& with = std::get<cudag::kernel_node>(imported.nodes[0].params);
+    EXPECT_EQ(with.priority, 3);
+    EXPECT_EQ(cudag::describe_launch_attributes(with),
+              "cluster 2x1x1, cooperative, memory-sync domain remote");
+    const auto& without = std::get<cudag::kernel_node>(imported.nodes[1].params);
+    EXPECT_EQ(without.priority, 0);
+    EXPECT_EQ(cudag::describe_launch_attributes(without), "none");
+    // Lowered again, the imported spec sends the same attributes.
+    cudag::lowered_graph again = cudag::lower(imported, {});
+    EXPECT_EQ(rec.graph_state(again.graph.get()), rec.graph_state(original.graph.get()));
+    EXPECT_NE(rec.graph_state(again.graph.get()).find("cluster=2,1,1"), std::string::npos)
+        << rec.graph_state(again.graph.get());
+  }
+  expect_nothing_left(rec);
+}
+
 /// first -> second (programmatic), second -> third (full), first -> third
 /// (launch completion); second and third synchronize their grid dependencies.
 cudag::graph_spec launched_early() {

@@ -91,9 +91,18 @@ bool is_body(placement p) { return p != placement::top && p != placement::child;
 /// What a path must do with a row at a placement, and why where it is not
 /// "sent". The rules, not the observations: a fault that turns a send into
 /// a refusal (or the reverse) fails here.
+/// The launch attributes beyond priority: set on the template's node only,
+/// so another one is another topology (the cache misses, update refuses),
+/// and an eager run, which sends none, refuses them.
+bool is_launch_attribute(const field_row& row) {
+  return row.row_kind == kind_of_row::kernel &&
+         (row.field == "cluster" || row.field == "cooperative" ||
+          row.field == "memory-sync domain" || row.field == "shared carveout");
+}
+
 std::string expected(const field_row& row, placement pl, path p) {
   const bool literal_refused =  // update cannot change these in place
-      row.field == "priority" || row.row_kind == kind_of_row::mem_alloc ||
+      row.field == "priority" || is_launch_attribute(row) || row.row_kind == kind_of_row::mem_alloc ||
       row.row_kind == kind_of_row::child || row.row_kind == kind_of_row::conditional;
   // Exec setters reach the exec's own top-level nodes only; a node in a
   // child graph or a body changes through one whole-graph update.
@@ -138,7 +147,7 @@ std::string expected(const field_row& row, placement pl, path p) {
       return row.launch_dimension ? "H" : "X";
     case path::cache_topology:
       if (row.field == "priority" || cuda_refuses) return "RI";
-      if (row.row_kind == kind_of_row::mem_alloc || row.row_kind == kind_of_row::child ||
+      if (is_launch_attribute(row) || row.row_kind == kind_of_row::mem_alloc || row.row_kind == kind_of_row::child ||
           row.row_kind == kind_of_row::conditional)
         return "M";
       return "H";
@@ -147,7 +156,7 @@ std::string expected(const field_row& row, placement pl, path p) {
     case path::add_to_capture:
       return "K";
     case path::eager:
-      if (is_body(pl) || row.row_kind == kind_of_row::conditional) return "R";
+      if (is_body(pl) || row.row_kind == kind_of_row::conditional || is_launch_attribute(row)) return "R";
       if (row.field == "priority") return "=";
       return "E";
     case path::diff:

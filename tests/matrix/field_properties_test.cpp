@@ -56,6 +56,10 @@ constexpr member_entry kernel_members[] = {
     {"grid_from", "grid from a count"},
     {"shape_rules", "", "the parameter forms of the grid, block and shared rows"},
     {"priority", "priority"},
+    {"cluster", "cluster"},
+    {"cooperative", "cooperative"},
+    {"mem_sync_domain", "memory-sync domain"},
+    {"shared_carveout", "shared carveout"},
     {"synchronizes_grid_dependencies", "", "a declaration check() reads for programmatic edges; never sent to CUDA (tests/engine/test_programmatic_edges.cpp)"},
     {"keep_alive", "", "what the node's kernel needs alive (a module); never sent to CUDA"},
 };
@@ -138,8 +142,12 @@ TEST(FieldProperties, EveryRowNamedInTheInventoryExists) {
 // ------------------------------------------------------------- the keys --
 /// The fields CUDA cannot update in place: part of the topology key.
 bool topological(const field_row& row) {
-  return row.row_kind == kind_of_row::mem_alloc || row.row_kind == kind_of_row::conditional ||
-         row.row_kind == kind_of_row::child;
+  const bool launch_attribute =  // set on the template's node only
+      row.row_kind == kind_of_row::kernel &&
+      (row.field == "cluster" || row.field == "cooperative" || row.field == "memory-sync domain" ||
+       row.field == "shared carveout");
+  return launch_attribute || row.row_kind == kind_of_row::mem_alloc ||
+         row.row_kind == kind_of_row::conditional || row.row_kind == kind_of_row::child;
 }
 
 TEST(FieldProperties, OneFieldApartNeverSharesACacheKey) {

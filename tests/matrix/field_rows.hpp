@@ -252,6 +252,12 @@ inline const std::vector<field_row>& rows() {
         "argument 2 (int)", [](kernel_node& k) { k.args[2] = make_literal(200); },
         [](kernel_node& k) { k.args[2] = reads("k", type_of<int>()); }, bind("k", 200));
     kernel_row("priority", [](kernel_node& k) { k.priority = 1; });
+    // The base grid is 2x1x1: a cluster of two divides it.
+    kernel_row("cluster", [](kernel_node& k) { k.cluster = dim3(2, 1, 1); });
+    kernel_row("cooperative", [](kernel_node& k) { k.cooperative = true; });
+    kernel_row("memory-sync domain",
+               [](kernel_node& k) { k.mem_sync_domain = cudaLaunchMemSyncDomainRemote; });
+    kernel_row("shared carveout", [](kernel_node& k) { k.shared_carveout = 50; });
 
     auto simple_row =
         [&](std::string kind, kind_of_row rk, std::string field, std::function<node()> base,
