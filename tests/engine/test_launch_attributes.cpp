@@ -63,7 +63,8 @@ TEST(LaunchAttributes, TheBuilderSetsEachOnTheNode) {
   EXPECT_EQ(k.shared_carveout, 50);
   EXPECT_EQ(refusal(spec), "");
   // Nothing set: nothing beyond the grid.
-  const auto& plain = std::get<cudag::kernel_node>(one_kernel(cudag::launch(4, 64)).nodes[0].params);
+  const cudag::graph_spec plain_spec = one_kernel(cudag::launch(4, 64));
+  const auto& plain = std::get<cudag::kernel_node>(plain_spec.nodes[0].params);
   EXPECT_FALSE(cudag::has_cluster(plain));
   EXPECT_EQ(cudag::describe_launch_attributes(plain), "none");
 }
