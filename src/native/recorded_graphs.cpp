@@ -1,8 +1,11 @@
 // The recorder's model of template and executable graph state.
 #include "recorded_graphs.hpp"
 
+#include "cudag/native_nodes.hpp"
+
 #include <algorithm>
 #include <cctype>
+#include <optional>
 
 namespace cudag::native {
 
@@ -35,10 +38,11 @@ std::string recorded_graphs::unchangeable(const std::string& shape, const std::s
 }
 
 std::string recorded_graphs::edge_suffix(const cudaGraphEdgeData& data) {
-  if (data.type == 0 && data.from_port == 0 && data.to_port == 0) return {};
-  if (data.type == cudaGraphDependencyTypeProgrammatic && data.to_port == 0) {
-    if (data.from_port == cudaGraphKernelNodePortProgrammatic) return ":programmatic";
-    if (data.from_port == cudaGraphKernelNodePortLaunchCompletion) return ":launch_completion";
+  // The engine's own reading of edge data, so that the recorder names a
+  // kind exactly where cudag would import it as one.
+  if (const std::optional<edge_kind> kind = edge_kind_of(data)) {
+    if (*kind == edge_kind::full) return {};
+    return ":" + std::string(edge_kind_name(*kind));
   }
   return ":edge(type=" + std::to_string(data.type) + ",from=" + std::to_string(data.from_port) +
          ",to=" + std::to_string(data.to_port) + ")";
