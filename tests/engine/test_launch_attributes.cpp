@@ -116,8 +116,6 @@ TEST(LaunchAttributes, CheckRefusesACarveoutOverAHundredPercent) {
       << m;
   EXPECT_EQ(refusal(one_kernel(cudag::launch(1, 32).shared_carveout(100))), "");
   EXPECT_EQ(refusal(one_kernel(cudag::launch(1, 32).shared_carveout(0))), "");
-  EXPECT_TRUE(has(refusal(one_kernel(cudag::launch(1, 32).mem_sync_domain(cudaLaunchMemSyncDomain(7)))),
-                  "memory-sync domain 7"));
 }
 
 TEST(LaunchAttributes, EachIsSentAfterTheNodeIsAdded) {
