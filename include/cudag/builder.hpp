@@ -31,15 +31,6 @@
 
 namespace cudag {
 
-/// The launch attributes of a kernel node beyond its priority, as
-/// kernel_node holds them (each left at its default sends nothing).
-struct launch_attributes {
-  dim3 cluster{0, 0, 0};  ///< 0x0x0: no cluster
-  bool cooperative = false;
-  cudaLaunchMemSyncDomain mem_sync_domain = cudaLaunchMemSyncDomainDefault;
-  int shared_carveout = -1;  ///< percent, 0-100; -1: none
-};
-
 struct launch_config {
   dim3 grid{1, 1, 1};
   dim3 block{1, 1, 1};
@@ -74,6 +65,17 @@ struct launch_config {
   /// refuses more than 100.
   launch_config& shared_carveout(int percent) {
     attributes.shared_carveout = percent;
+    return *this;
+  }
+
+  /// An L2 access-policy window over [base, base + bytes)
+  /// (cudaLaunchAttributeAccessPolicyWindow): `hit` (persisting by default)
+  /// for a share `hit_ratio` of it, `miss` for the rest. check() refuses a
+  /// window without a base or a ratio outside 0 to 1.
+  launch_config& access_policy(const void* base, std::size_t bytes, float hit_ratio = 1.0f,
+                               cudaAccessProperty hit = cudaAccessPropertyPersisting,
+                               cudaAccessProperty miss = cudaAccessPropertyStreaming) {
+    attributes.access_policy = access_policy_window{base, bytes, hit_ratio, hit, miss};
     return *this;
   }
 

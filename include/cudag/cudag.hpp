@@ -29,4 +29,5 @@
 #include "cudag/import.hpp"
 #include "cudag/op.hpp"
 #include "cudag/resolved_graph.hpp"
+#include "cudag/retained.hpp"
 #include "cudag/spec.hpp"

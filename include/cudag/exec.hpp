@@ -12,6 +12,7 @@
 
 #include "cudag/arguments.hpp"
 #include "cudag/bindings.hpp"
+#include "cudag/device_graph.hpp"
 #include "cudag/exec_core.hpp"
 #include "cudag/resolved_graph.hpp"
 #include "cudag/spec.hpp"
@@ -111,6 +112,12 @@ class exec {
   [[nodiscard]] const graph_spec& spec() const;
   /// Null for a moved-from exec; every other member throws cudag::error on one.
   [[nodiscard]] cudaGraphExec_t native_exec() const noexcept;
+  /// The exec as device code launches it (cudag/device_graph.hpp): pass it
+  /// to a kernel of another graph, or of this one. Throws unless
+  /// instantiated with instantiate_options::device_launch. A
+  /// re-instantiation (update_or_reinstantiate) makes another handle: rebind
+  /// it where it was passed.
+  [[nodiscard]] device_graph device_handle() const;
   [[nodiscard]] cudaGraph_t native_graph() const noexcept;
   [[nodiscard]] exec_core& core();
 
@@ -144,7 +151,9 @@ class exec {
 
 /// A graph lowered without instantiation (for capture/import, children and
 /// tests): the CUDA graph, the name of every created node, and the objects
-/// the graph points at.
+/// the graph points at. The CUDA graph also keeps those objects alive by
+/// itself (cudag/retained.hpp): it, and any exec instantiated from it, stays
+/// valid after `owned` is dropped (take the graph with graph.release()).
 struct lowered_graph {
   unique_graph graph;
   std::vector<std::pair<std::string, cudaGraphNode_t>> nodes;  ///< top level, creation order
@@ -154,8 +163,8 @@ struct lowered_graph {
 [[nodiscard]] lowered_graph lower(const resolved_graph& graph, std::span<const binding> bindings);
 
 /// A spec's nodes added to a stream capture in progress, and what they
-/// point at: keep this alive as long as the captured graph and every
-/// executable graph made from it.
+/// point at. The captured graph keeps those objects alive by itself too
+/// (cudag/retained.hpp), and so does every exec instantiated from it.
 struct graph_in_capture {
   std::vector<std::pair<std::string, cudaGraphNode_t>> nodes;  ///< top level, creation order
   std::vector<std::shared_ptr<const void>> owned;

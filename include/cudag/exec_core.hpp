@@ -23,7 +23,20 @@ struct instantiate_options {
   bool use_node_priority = false;    ///< cudaGraphInstantiateFlagUseNodePriority
   bool upload = false;               ///< upload on `upload_stream` while instantiating
   cudaStream_t upload_stream = nullptr;
+  /// cudaGraphInstantiateFlagDeviceLaunch: launchable from device code too
+  /// (exec::device_handle(), cudag/device_graph.hpp). The graph is checked
+  /// first (check_device_launchable), and uploaded at instantiation and
+  /// after every change a rebind or update sends (on `upload_stream`,
+  /// waited for unless `upload` says the caller orders it), as CUDA requires
+  /// before a device launch. Not with auto_free_on_launch (CUDA refuses).
+  bool device_launch = false;
 };
+
+struct graph_spec;
+/// Throws check_error, naming the node (by path), where `spec` holds a node
+/// CUDA refuses in a graph instantiated for device launch
+/// (allowed_in_device_launchable_graph in cudag/spec.hpp).
+void check_device_launchable(const graph_spec& spec);
 
 /// How rebind() applied a change (for tests and benchmarks).
 enum class rebind_path { none, node_setters, whole_graph_update };
@@ -97,6 +110,11 @@ class exec_core {
   [[nodiscard]] std::string driver_dot(unsigned flags = cudaGraphDebugDotFlagsVerbose) const;
 
   [[nodiscard]] cudaGraphExec_t native_exec() const noexcept { return exec_.get(); }
+  /// Instantiated with instantiate_options::device_launch.
+  [[nodiscard]] bool device_launchable() const noexcept { return device_launch_; }
+  /// Uploads a device-launchable exec again after a change (CUDA launches
+  /// from the device what was uploaded last); nothing for another exec.
+  void upload_after_change();
   [[nodiscard]] cudaGraph_t native_graph() const noexcept { return graph_.get(); }
   [[nodiscard]] explicit operator bool() const noexcept { return exec_ != nullptr; }
 
@@ -147,7 +165,11 @@ class exec_core {
   unique_graph_exec exec_;
   std::uint64_t replays_ = 0;
   bool template_shared_ = false;
+  bool device_launch_ = false;
+  bool upload_waited_ = true;  ///< the caller did not order uploads itself
+  cudaStream_t upload_stream_ = nullptr;
   native::kernel_functions kernels_;
+  void remember(const instantiate_options& options) noexcept;
 };
 
 /// Instantiates `graph` with `options` (no ownership taken). A refusal is

@@ -10,14 +10,24 @@
 #include "cudag/error.hpp"
 #include "cudag/lean_std.hpp"
 #include "cudag/native_api.hpp"
+#include "cudag/retained.hpp"
 
 namespace cudag {
 
+// A graph or exec destroyed may have dropped the last reference to what a
+// graph kept alive (cudag/retained.hpp): released here, on this thread, if
+// CUDA has called its destructor already.
 struct graph_deleter {
-  void operator()(cudaGraph_t g) const noexcept { (void)native::api().graph_destroy(g); }
+  void operator()(cudaGraph_t g) const noexcept {
+    (void)native::api().graph_destroy(g);
+    (void)release_retained_objects();
+  }
 };
 struct graph_exec_deleter {
-  void operator()(cudaGraphExec_t g) const noexcept { (void)native::api().exec_destroy(g); }
+  void operator()(cudaGraphExec_t g) const noexcept {
+    (void)native::api().exec_destroy(g);
+    (void)release_retained_objects();
+  }
 };
 struct stream_deleter {
   void operator()(cudaStream_t s) const noexcept { (void)native::api().stream_destroy(s); }

@@ -151,6 +151,12 @@ struct api_table {
   /// This thread's capture mode (capture_mode_scope).
   cudaError_t (*thread_exchange_stream_capture_mode)(cudaStreamCaptureMode*);
   cudaError_t (*get_device)(int*);
+  /// cudaDeviceGetAttribute: the multiprocessor count a cooperative launch's
+  /// co-residency is judged by.
+  cudaError_t (*device_get_attribute)(int*, cudaDeviceAttr, int);
+  /// cudaOccupancyMaxActiveBlocksPerMultiprocessor: blocks of a kernel
+  /// (host stub or cudaKernel_t) resident at once on one multiprocessor.
+  cudaError_t (*occupancy_max_active_blocks)(int*, const void*, int, std::size_t);
   /// Clears the calling thread's last (non-sticky) error.
   cudaError_t (*get_last_error)();
 
@@ -164,6 +170,12 @@ struct api_table {
   /// Events for the event nodes of footprint_model::measure.
   cudaError_t (*event_create)(cudaEvent_t*, unsigned int);
   cudaError_t (*event_destroy)(cudaEvent_t);
+
+  // user objects: what a graph keeps alive by itself (cudag/retained.hpp)
+  cudaError_t (*user_object_create)(cudaUserObject_t*, void*, cudaHostFn_t, unsigned int,
+                                    unsigned int);
+  cudaError_t (*user_object_release)(cudaUserObject_t, unsigned int);
+  cudaError_t (*graph_retain_user_object)(cudaGraph_t, cudaUserObject_t, unsigned int, unsigned int);
 
   // stream work: a spec run without a graph (cudag::run_eagerly)
   cudaError_t (*launch_kernel)(const void*, dim3, dim3, void**, std::size_t, cudaStream_t);

@@ -263,6 +263,23 @@ void set_kernel(param_target to, cudaGraphNode_t n, const cudaKernelNodeParams& 
 /// (cudaGraphKernelNodeSetAttribute), on the template graph.
 void set_kernel_attribute(cudaGraphNode_t n, cudaLaunchAttributeID id,
                           const cudaLaunchAttributeValue& value, std::string_view name);
+/// Makes graph `g` keep `objects` alive by itself (one CUDA user object,
+/// its reference moved to the graph): every exec instantiated from it holds
+/// them too (cudag/retained.hpp). Nothing is made for an empty set.
+void retain_in_graph(cudaGraph_t g, std::vector<std::shared_ptr<const void>> objects,
+                     std::string_view graph_name);
+
+/// Each of `priority` (0: none) and `a` not at its default, sent to kernel
+/// node `h` in a fixed order (priority, cluster, cooperative, memory-sync
+/// domain, carveout, access-policy window).
+void send_launch_attributes(cudaGraphNode_t h, int priority, const launch_attributes& a,
+                            std::string_view name);
+/// Throws, naming kernel node `name`, where a cooperative launch of
+/// `function` over `grid` could not have every block resident at once on
+/// the current device (CUDA would refuse it only at launch, with
+/// cudaErrorCooperativeLaunchTooLarge).
+void check_cooperative_grid(const void* function, dim3 grid, dim3 block, unsigned shared_bytes,
+                            std::string_view name);
 
 // ----------------------------------------------------------------- memcpy --
 [[nodiscard]] cudaMemcpy3DParms memcpy_1d_params(void* dst, const void* src, std::size_t bytes,

@@ -80,6 +80,8 @@ class recorder {
   [[nodiscard]] cudaHostNodeParams host_call_of(cudaGraphExec_t exec, cudaGraphNode_t node) const;
 
   [[nodiscard]] std::size_t live_graphs() const noexcept;
+  /// User objects with a reference left (their destructors not yet called).
+  [[nodiscard]] std::size_t live_user_objects() const noexcept;
   [[nodiscard]] std::size_t live_execs() const noexcept;
   [[nodiscard]] std::size_t live_streams() const noexcept;
   /// Stream-ordered allocations (malloc_async) not yet freed (free_async).
@@ -120,6 +122,10 @@ class recorder {
   // or launch maps again. Default: 80 GiB total, nothing taken, execs free.
   void set_device_memory(std::size_t total, std::size_t taken_by_others = 0) noexcept;
   void set_exec_memory(std::size_t fixed, std::size_t per_node) noexcept;
+  /// What occupancy_max_active_blocks (any kernel, any block) and the
+  /// multiprocessor count answer: a cooperative grid of more than their
+  /// product blocks is refused at lowering. Default: 2 x 132.
+  void set_occupancy(int blocks_per_multiprocessor, int multiprocessors) noexcept;
   /// Bytes per node of the kind added by `function` ("add_kernel_node",
   /// "add_node" for conditional and moved child nodes...).
   void set_node_memory(std::string_view function, std::size_t per_node);
@@ -141,7 +147,7 @@ class recorder {
 
  private:
   friend struct impl;
-  enum class handle_kind : std::uint8_t { graph, node, exec, stream, condition, event };
+  enum class handle_kind : std::uint8_t { graph, node, exec, stream, condition, event, user_object };
   enum class handle_state : std::uint8_t { live, owned_by_node, destroyed };
   struct handle_info {
     handle_kind kind;
@@ -190,7 +196,16 @@ class recorder {
   /// Per capture graph, the last piece of stream work captured into it.
   std::map<std::uintptr_t, std::uintptr_t> captured_work_;
   std::uintptr_t captured_work_count_ = 0;
-  std::size_t counters_[6] = {};  ///< labels per handle kind
+  std::size_t counters_[7] = {};  ///< labels per handle kind
+  /// User objects (created, not yet destroyed), and the references each
+  /// graph and exec holds (an exec takes its graph's at instantiation).
+  struct user_object {
+    void* ptr;
+    cudaHostFn_t destroy;
+    unsigned refs;
+  };
+  std::map<std::uintptr_t, user_object> user_objects_;
+  std::map<std::uintptr_t, std::vector<std::pair<std::uintptr_t, unsigned>>> retained_;
   /// Handles by owner (a graph's nodes, a node's bodies or moved child).
   std::map<std::uintptr_t, std::vector<std::uintptr_t>> members_;
   /// The memory model: each node's add function, a mem_alloc node's bytes,
@@ -212,6 +227,8 @@ class recorder {
   std::size_t device_total_ = std::size_t{80} << 30;
   std::size_t device_taken_ = 0;
   std::size_t exec_fixed_ = 0;
+  int blocks_per_multiprocessor_ = 2;
+  int multiprocessors_ = 132;
   std::size_t exec_per_node_ = 0;
   std::map<std::string, std::size_t, std::less<>> node_memory_;
   std::uint64_t graph_reserved_ = 0;

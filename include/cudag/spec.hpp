@@ -18,6 +18,7 @@
 #include <variant>
 #include <vector>
 
+#include "cudag/launch_attributes.hpp"
 #include "cudag/lean_std.hpp"
 #include "cudag/literal_bytes.hpp"
 #include "cudag/small_vector.hpp"
@@ -120,6 +121,9 @@ struct kernel_node {
   /// cudaLaunchAttributePreferredSharedMemoryCarveout, in percent of the
   /// unified cache given to shared memory (0-100); -1: none.
   int shared_carveout = -1;
+  /// cudaLaunchAttributeAccessPolicyWindow: how the L2 cache keeps one
+  /// address range (bytes 0: none).
+  access_policy_window access_policy;
   /// The kernel calls cudaGridDependencySynchronize() before it reads what
   /// its predecessors wrote: only then may a programmatic or
   /// launch-completion edge lead into it (check() refuses one otherwise).
@@ -133,16 +137,33 @@ struct kernel_node {
 }
 
 /// Whether the launch attributes beyond priority (cluster, cooperative,
-/// memory-sync domain, shared-memory carveout) of `a` and `b` are alike.
+/// memory-sync domain, shared-memory carveout, access-policy window) of `a`
+/// and `b` are alike.
 [[nodiscard]] inline bool same_launch_attributes(const kernel_node& a, const kernel_node& b) noexcept {
   return a.cluster.x == b.cluster.x && a.cluster.y == b.cluster.y && a.cluster.z == b.cluster.z &&
          a.cooperative == b.cooperative && a.mem_sync_domain == b.mem_sync_domain &&
-         a.shared_carveout == b.shared_carveout;
+         a.shared_carveout == b.shared_carveout && a.access_policy == b.access_policy;
+}
+
+/// Kernel node `k`'s launch attributes beyond priority.
+[[nodiscard]] inline launch_attributes attributes_of(const kernel_node& k) noexcept {
+  return launch_attributes{k.cluster, k.cooperative, k.mem_sync_domain, k.shared_carveout, k.access_policy};
+}
+
+/// Sets kernel node `k`'s launch attributes beyond priority to `a`.
+inline void set_launch_attributes(kernel_node& k, const launch_attributes& a) noexcept {
+  k.cluster = a.cluster;
+  k.cooperative = a.cooperative;
+  k.mem_sync_domain = a.mem_sync_domain;
+  k.shared_carveout = a.shared_carveout;
+  k.access_policy = a.access_policy;
 }
 
 /// "cluster 2x1x1, cooperative, memory-sync domain remote, shared carveout
 /// 50%", or "none": the launch attributes same_launch_attributes compares.
 [[nodiscard]] std::string describe_launch_attributes(const kernel_node& k);
+/// "4096 bytes at 0x7f00..., persisting for 0.5 of it, else streaming", or "none".
+[[nodiscard]] std::string describe_access_policy(const access_policy_window& w);
 
 struct memcpy_node {
   value dst;  ///< void*
@@ -265,6 +286,17 @@ enum class node_kind {
   return kind != node_kind::host && kind != node_kind::event_record &&
          kind != node_kind::event_wait && kind != node_kind::mem_alloc &&
          kind != node_kind::mem_free;
+}
+/// CUDA's rule for a graph instantiated for device launch
+/// (cudaGraphInstantiateFlagDeviceLaunch): kernel, memcpy, memset and child
+/// nodes (captured work is a child, judged by CUDA at instantiation); no
+/// empty, host, event, memory alloc/free or conditional node, at any depth.
+/// Measured on an H200 with CUDA 13.0: CUDA refuses each of those
+/// (cudaErrorInvalidValue), and accepts cooperative kernels and
+/// programmatic edges.
+[[nodiscard]] constexpr bool allowed_in_device_launchable_graph(node_kind kind) noexcept {
+  return kind == node_kind::kernel || kind == node_kind::memcpy || kind == node_kind::memset ||
+         kind == node_kind::child || kind == node_kind::captured;
 }
 [[nodiscard]] std::string_view kind_name(conditional_kind kind) noexcept;
 

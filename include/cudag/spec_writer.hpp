@@ -85,6 +85,8 @@ struct kernel_view {
   /// kernel_node::synchronizes_grid_dependencies: the kernel calls
   /// cudaGridDependencySynchronize() before it reads its predecessors' writes.
   bool synchronizes_grid_dependencies = false;
+  int priority = 0;
+  launch_attributes attributes;  ///< beyond priority (cudag/launch_attributes.hpp)
 };
 
 class spec_writer {

@@ -13,6 +13,7 @@
 #include "check_passes.hpp"
 #include "checked_plan.hpp"
 #include "cudag/check.hpp"
+#include "cudag/exec_core.hpp"
 
 namespace cudag::check_detail {
 namespace {
@@ -221,58 +222,26 @@ class node_checker {
                  ", which another rule of the node already sets";
         });
     }
-    check_launch_attributes(k, dims, follows);
+    check_launch_attributes(k, follows);
   }
 
-  template <class Dims, class Follows>
-  void check_launch_attributes(const kernel_node& k, const Dims& dims, const Follows& follows) const {
-    if (has_cluster(k)) {
-      const dim3& c = k.cluster;
-      if (c.x == 0 || c.y == 0 || c.z == 0)
+  /// The rules of cudag/launch_attributes.hpp, which the DSL applies where
+  /// a node is declared. No rule for the memory-sync domain: its enum admits
+  /// only CUDA's own values (any other is undefined behaviour before a check
+  /// could see it).
+  template <class Follows>
+  void check_launch_attributes(const kernel_node& k, const Follows& follows) const {
+    if (!has_cluster(k) && k.shared_carveout == -1 && k.access_policy.bytes == 0) return;
+    const launch_attributes a = attributes_of(k);
+    const grid_follows axes{k.grid_from.has_value() || follows(launch_dim::grid_x),
+                            follows(launch_dim::grid_y), follows(launch_dim::grid_z)};
+    const unsigned faults = launch_attribute_faults(k.grid, axes, a);
+    for (unsigned bit = 1; bit != 0 && bit <= faults; bit <<= 1)
+      if (faults & bit)
         fail([&] {
-          return "kernel node '" + path() + "' has a cluster of " + dims(c) +
-                 " blocks; every dimension must be at least 1 (0x0x0: no cluster)";
+          return describe_launch_attribute_fault(static_cast<launch_attribute_fault>(bit), path(),
+                                                 k.grid, axes, a);
         });
-      const std::uint64_t blocks = std::uint64_t{c.x} * c.y * c.z;
-      if (blocks > 8)
-        fail([&] {
-          return "kernel node '" + path() + "' has a cluster of " + dims(c) + " = " +
-                 std::to_string(blocks) +
-                 " blocks; the portable limit is 8 blocks a cluster";
-        });
-      // A grid dimension that follows a parameter is known only at lowering
-      // and changes with every rebinding: there the cluster must be 1.
-      const struct {
-        unsigned grid, cluster;
-        launch_dim dim;
-        bool from_count;
-        char name;
-      } axes[] = {{k.grid.x, c.x, launch_dim::grid_x, k.grid_from.has_value(), 'x'},
-                  {k.grid.y, c.y, launch_dim::grid_y, false, 'y'},
-                  {k.grid.z, c.z, launch_dim::grid_z, false, 'z'}};
-      for (const auto& a : axes) {
-        if (a.cluster == 1) continue;
-        if (a.from_count || follows(a.dim))
-          fail([&] {
-            return "kernel node '" + path() + "' has a cluster of " + dims(c) +
-                   " blocks, and its grid's " + std::string(1, a.name) +
-                   " follows a parameter: whether the cluster divides it is known only at "
-                   "lowering, so a cluster must be 1 in a dimension that follows a parameter";
-          });
-        if (a.grid % a.cluster != 0)
-          fail([&] {
-            return "kernel node '" + path() + "' has a cluster of " + dims(c) +
-                   " blocks, which does not divide its grid of " + dims(k.grid) + " blocks";
-          });
-      }
-    }
-    // No rule for the memory-sync domain: the enum's type admits only CUDA's
-    // own values (any other is undefined behaviour before a check could see it).
-    if (k.shared_carveout < -1 || k.shared_carveout > 100)
-      fail([&] {
-        return "kernel node '" + path() + "' prefers a shared-memory carveout of " +
-               std::to_string(k.shared_carveout) + "%; a carveout is 0 to 100 percent";
-      });
   }
 
   void check_kind(const memset_node& m) const {
@@ -446,3 +415,26 @@ void check_node_rules(const spec_tree& tree, bool tally_values) {
 }
 
 }  // namespace cudag::check_detail
+
+namespace cudag {
+
+namespace {
+void refuse_for_device_launch(const graph_spec& g, const std::string& prefix, const std::string& top) {
+  for (const node& n : g.nodes) {
+    const std::string path = prefix + n.name;
+    const node_kind kind = n.kind();
+    if (!allowed_in_device_launchable_graph(kind))
+      throw check_error("graph '" + top + "' is instantiated for device launch, and node '" + path +
+                            "' is a " + std::string(kind_name(kind)) +
+                            " node; a device-launchable graph holds only kernel, memcpy, memset "
+                            "and child-graph nodes (CUDA refuses the others)",
+                        {path});
+    if (const auto* c = std::get_if<child_node>(&n.params); c && c->graph)
+      refuse_for_device_launch(*c->graph, nested_prefix(path, n, 0), top);
+  }
+}
+}  // namespace
+
+void check_device_launchable(const graph_spec& spec) { refuse_for_device_launch(spec, "", spec.name); }
+
+}  // namespace cudag

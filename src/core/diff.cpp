@@ -458,6 +458,9 @@ class differ {
       const auto carveout = [](int c) { return c < 0 ? std::string("none") : std::to_string(c) + "%"; };
       changed(path, cat({"shared carveout ", carveout(b.shared_carveout), " -> ", carveout(a.shared_carveout)}));
     }
+    if (b.access_policy != a.access_policy)
+      changed(path, cat({"access-policy window ", describe_access_policy(b.access_policy), " -> ",
+                         describe_access_policy(a.access_policy)}));
     if (b.synchronizes_grid_dependencies != a.synchronizes_grid_dependencies)
       changed(path, cat({"synchronizes grid dependencies ", yes_no(b.synchronizes_grid_dependencies),
                          " -> ", yes_no(a.synchronizes_grid_dependencies)}));

@@ -69,9 +69,14 @@ void host_failure_sink::rethrow_if_failed() {
 
 unique_graph_exec instantiate_native(cudaGraph_t graph, const instantiate_options& options,
                                      const std::function<std::string(cudaGraphNode_t)>& name_of) {
+  if (options.device_launch && options.auto_free_on_launch)
+    throw error("instantiate options ask for device launch and auto-free on launch together, "
+                "which CUDA refuses",
+                cudaErrorInvalidValue, "cudaGraphInstantiateWithParams");
   cudaGraphInstantiateParams params{};
   params.flags = 0;
   if (options.auto_free_on_launch) params.flags |= cudaGraphInstantiateFlagAutoFreeOnLaunch;
+  if (options.device_launch) params.flags |= cudaGraphInstantiateFlagDeviceLaunch;
   if (options.use_node_priority) params.flags |= cudaGraphInstantiateFlagUseNodePriority;
   if (options.upload) {
     params.flags |= cudaGraphInstantiateFlagUpload;
@@ -91,7 +96,14 @@ unique_graph_exec instantiate_native(cudaGraph_t graph, const instantiate_option
     }
     throw_cuda_error(code, "cudaGraphInstantiateWithParams", node);
   }
-  return unique_graph_exec(exec);
+  unique_graph_exec out(exec);
+  // A device launch runs what was uploaded: uploaded here unless the
+  // caller asked for (and orders) the upload itself.
+  if (options.device_launch && !options.upload) {
+    cuda_check(native::api().upload(exec, options.upload_stream), "cudaGraphUpload");
+    cuda_check(native::api().stream_synchronize(options.upload_stream), "cudaStreamSynchronize");
+  }
+  return out;
 }
 
 exec_core::exec_core()
@@ -102,7 +114,22 @@ exec_core::exec_core(unique_graph graph, const instantiate_options& options)
     : host_failures_(std::make_shared<host_failure_sink>()),
       retired_(std::make_shared<retired_objects>()),
       graph_(share(std::move(graph))),
-      exec_(instantiate_native(graph_.get(), options)) {}
+      exec_(instantiate_native(graph_.get(), options)) {
+  remember(options);
+}
+
+void exec_core::remember(const instantiate_options& options) noexcept {
+  device_launch_ = options.device_launch;
+  upload_waited_ = !options.upload;
+  upload_stream_ = options.upload_stream;
+}
+
+void exec_core::upload_after_change() {
+  if (!device_launch_) return;
+  cuda_check(native::api().upload(exec_.get(), upload_stream_), "cudaGraphUpload");
+  if (upload_waited_)
+    cuda_check(native::api().stream_synchronize(upload_stream_), "cudaStreamSynchronize");
+}
 
 exec_core::exec_core(exec_core&&) noexcept = default;
 exec_core& exec_core::operator=(exec_core&&) noexcept = default;
@@ -112,6 +139,7 @@ void exec_core::reinstantiate(unique_graph graph, const instantiate_options& opt
                               const std::function<std::string(cudaGraphNode_t)>& name_of) {
   unique_graph_exec fresh = instantiate_native(graph.get(), options, name_of);
   exec_ = std::move(fresh);
+  remember(options);
   graph_ = share(std::move(graph));
   template_shared_ = false;
 }
@@ -133,6 +161,7 @@ exec_core exec_core::sharing_template() {
 void exec_core::instantiate_template(const instantiate_options& options,
                                      const std::function<std::string(cudaGraphNode_t)>& name_of) {
   exec_ = instantiate_native(graph_.get(), options, name_of);
+  remember(options);
 }
 
 void exec_core::launch(cudaStream_t stream) {

@@ -100,7 +100,9 @@ rebind_path apply_rebind(exec_core& core, rebind_nodes& nodes, std::span<const s
   const std::size_t retired_before = core.retired()->size();
   bool exec_updated = false;
   try {
-    return send_rebind(core, nodes, dirty, state, exec_updated);
+    const rebind_path path = send_rebind(core, nodes, dirty, state, exec_updated);
+    core.upload_after_change();  // a device launch runs what was uploaded
+    return path;
   } catch (...) {
     undo_refused_rebind(core, nodes, dirty, state, retired_before, exec_updated);
     throw;

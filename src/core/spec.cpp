@@ -1,6 +1,7 @@
 #include "cudag/spec.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace cudag {
 
@@ -57,6 +58,67 @@ std::size_t graph_spec::total_nodes() const noexcept {
   return count;
 }
 
+namespace {
+std::string dims_text(dim3 d) {
+  return std::to_string(d.x) + "x" + std::to_string(d.y) + "x" + std::to_string(d.z);
+}
+std::string number_text(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", v);
+  return text;
+}
+}  // namespace
+
+std::string describe_launch_attribute_fault(launch_attribute_fault fault, std::string_view node,
+                                            dim3 grid, grid_follows follows, const launch_attributes& a) {
+  const std::string head = "kernel node '" + std::string(node) + "' ";
+  const std::string cluster = "has a cluster of " + dims_text(a.cluster) + " blocks";
+  switch (fault) {
+    case launch_attribute_fault::none: break;
+    case launch_attribute_fault::cluster_partly_zero:
+      return head + cluster + "; every dimension must be at least 1 (0x0x0: no cluster)";
+    case launch_attribute_fault::cluster_over_8_blocks:
+      return head + "has a cluster of " + dims_text(a.cluster) + " = " +
+             std::to_string(std::uint64_t{a.cluster.x} * a.cluster.y * a.cluster.z) +
+             " blocks; the portable limit is 8 blocks a cluster";
+    case launch_attribute_fault::cluster_over_a_following_dimension: {
+      const char axis = a.cluster.x > 1 && follows.x ? 'x' : a.cluster.y > 1 && follows.y ? 'y' : 'z';
+      return head + cluster + ", and its grid's " + std::string(1, axis) +
+             " follows a parameter: whether the cluster divides it is known only at lowering, so a "
+             "cluster must be 1 in a dimension that follows a parameter";
+    }
+    case launch_attribute_fault::cluster_does_not_divide_grid:
+      return head + cluster + ", which does not divide its grid of " + dims_text(grid) + " blocks";
+    case launch_attribute_fault::carveout_out_of_range:
+      return head + "prefers a shared-memory carveout of " + std::to_string(a.shared_carveout) +
+             "%; a carveout is 0 to 100 percent";
+    case launch_attribute_fault::window_at_null:
+      return head + "has an access-policy window of " + std::to_string(a.access_policy.bytes) +
+             " bytes at a null address";
+    case launch_attribute_fault::window_ratio_out_of_range:
+      return head + "has an access-policy window whose hit ratio " +
+             number_text(a.access_policy.hit_ratio) + " is not between 0 and 1";
+  }
+  return head + "has launch attributes CUDA refuses";
+}
+
+std::string describe_access_policy(const access_policy_window& w) {
+  if (w.bytes == 0) return "none";
+  const auto property = [](cudaAccessProperty p) -> std::string {
+    switch (p) {
+      case cudaAccessPropertyNormal: return "normal";
+      case cudaAccessPropertyStreaming: return "streaming";
+      case cudaAccessPropertyPersisting: return "persisting";
+    }
+    return std::to_string(int(p));
+  };
+  char base[32];
+  std::snprintf(base, sizeof base, "%p", w.base);
+  return std::to_string(w.bytes) + " bytes at " + base + ", " + property(w.hit) + " for " +
+         number_text(w.hit_ratio) +
+         " of it, else " + property(w.miss);
+}
+
 std::string describe_launch_attributes(const kernel_node& k) {
   std::string out;
   const auto add = [&](const std::string& part) { out += (out.empty() ? "" : ", ") + part; };
@@ -69,6 +131,7 @@ std::string describe_launch_attributes(const kernel_node& k) {
   else if (k.mem_sync_domain != cudaLaunchMemSyncDomainDefault)
     add("memory-sync domain " + std::to_string(int(k.mem_sync_domain)));
   if (k.shared_carveout >= 0) add("shared carveout " + std::to_string(k.shared_carveout) + "%");
+  if (k.access_policy.bytes != 0) add("access-policy window " + describe_access_policy(k.access_policy));
   return out.empty() ? "none" : out;
 }
 

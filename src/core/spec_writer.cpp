@@ -58,6 +58,8 @@ void spec_writer::kernel(std::string_view name, const kernel_view& k) {
     p.shape_rules.push_back(shape_rule{r.dim, std::string(r.param), r.multiplier, r.divisor});
   p.args = to_values(k.args);
   p.synchronizes_grid_dependencies = k.synchronizes_grid_dependencies;
+  p.priority = k.priority;
+  set_launch_attributes(p, k.attributes);
   append(name).params = std::move(p);
 }
 

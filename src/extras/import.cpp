@@ -387,8 +387,8 @@ class importer {
     }
   }
 
-  /// The node's priority, cluster, cooperative flag and memory-sync domain
-  /// as CUDA holds them; one CUDA does not tell keeps its default. A
+  /// The node's priority, cluster, cooperative flag, memory-sync domain and
+  /// access-policy window as CUDA holds them; one CUDA does not tell keeps its default. A
   /// cluster of 1x1x1 reads as none (it launches alike). The shared-memory
   /// carveout is not read back: CUDA's value for a node that never set it
   /// is not specified.
@@ -406,6 +406,10 @@ class importer {
       k.cluster = dim3(v.clusterDim.x, v.clusterDim.y, v.clusterDim.z);
     if (get(cudaLaunchAttributeCooperative)) k.cooperative = v.cooperative != 0;
     if (get(cudaLaunchAttributeMemSyncDomain)) k.mem_sync_domain = v.memSyncDomain;
+    if (get(cudaLaunchAttributeAccessPolicyWindow) && v.accessPolicyWindow.num_bytes != 0) {
+      const cudaAccessPolicyWindow& w = v.accessPolicyWindow;
+      k.access_policy = access_policy_window{w.base_ptr, w.num_bytes, w.hitRatio, w.hitProp, w.missProp};
+    }
   }
 
   node_params read_kernel(std::size_t i, cudaGraphNode_t n, const std::string& name) {

@@ -207,10 +207,7 @@ void builder::apply_launch(kernel_node& n, const launch_config& config) {
   if (config.grid_from) n.grid_from = config.grid_from;
   if (!config.shape_rules.empty()) n.shape_rules = config.shape_rules;
   n.priority = config.priority;
-  n.cluster = config.attributes.cluster;
-  n.cooperative = config.attributes.cooperative;
-  n.mem_sync_domain = config.attributes.mem_sync_domain;
-  n.shared_carveout = config.attributes.shared_carveout;
+  set_launch_attributes(n, config.attributes);
 }
 
 node_ref builder::child(std::string name, graph_spec graph) {

@@ -119,6 +119,15 @@ std::uint64_t exec::replay_count() const noexcept { return impl_ ? impl_->core.r
 std::string exec::driver_dot(unsigned flags) const { return live().core.driver_dot(flags); }
 const graph_spec& exec::spec() const { return live().spec; }
 cudaGraphExec_t exec::native_exec() const noexcept { return impl_ ? impl_->core.native_exec() : nullptr; }
+device_graph exec::device_handle() const {
+  const impl& st = live();
+  if (!st.core.device_launchable())
+    throw error("graph '" + st.spec.name +
+                    "' was not instantiated for device launch (instantiate_options::device_launch): "
+                    "device code cannot launch it",
+                cudaErrorInvalidValue);
+  return device_graph{st.core.native_exec()};
+}
 cudaGraph_t exec::native_graph() const noexcept { return impl_ ? impl_->core.native_graph() : nullptr; }
 exec_core& exec::core() { return live().core; }
 
@@ -132,6 +141,7 @@ std::unique_ptr<exec::impl> lower_fresh(graph_spec spec, std::span<const binding
                                         const detail::dependency_rows* resolved = nullptr) {
   auto st = std::make_unique<exec::impl>();
   st->spec = std::move(spec);
+  if (options.device_launch) check_device_launchable(st->spec);
   // Checked where it will live: the plans are keyed by each graph's address.
   const check_detail::checked_plans plans = check_detail::check_and_plan(st->spec, bindings, resolved);
   st->options = options;
@@ -196,8 +206,14 @@ lowered_graph lower_checked(const graph_spec& spec, std::span<const binding> bin
   auto capture_stream = std::make_shared<unique_stream>();
   out.owned.push_back(failures);
   out.owned.push_back(values);
+  const std::size_t first_pointed_at = out.owned.size();
   detail::lower_into(spec, plans, out.graph.get(),
                      {params, index, nodes, *values, out.owned, failures, *capture_stream});
+  // What the graph points at (host calls, modules, captured libraries)
+  // it keeps alive by itself, so that the caller may drop `owned`.
+  native::retain_in_graph(out.graph.get(),
+                          {out.owned.begin() + static_cast<std::ptrdiff_t>(first_pointed_at), out.owned.end()},
+                          spec.name);
   out.owned.push_back(capture_stream);
   out.nodes.reserve(spec.nodes.size());
   for (node_state& n : nodes)  // the states die here: their paths move
@@ -349,6 +365,7 @@ graph_in_capture add_to_capture(cudaStream_t stream, const graph_spec& spec,
       if (!it->nested && it->handle) native::destroy_node(it->handle);
     throw;
   }
+  native::retain_in_graph(at.graph, out.owned, spec.name);  // what the graph points at
   out.owned.push_back(values);
   out.owned.push_back(capture_stream);
   // The stream's next work follows the spec's leaves (its top-level nodes

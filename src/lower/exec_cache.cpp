@@ -113,6 +113,11 @@ std::uint64_t node_key(const node& n) {
     h.u64(k->cluster.z);
     h.u64((k->cooperative ? 1u : 0u) | (std::uint64_t(k->mem_sync_domain) << 8));
     h.u64(static_cast<std::uint64_t>(static_cast<std::int64_t>(k->shared_carveout)));
+    const access_policy_window& w = k->access_policy;
+    const auto ratio_bits = std::bit_cast<std::uint32_t>(w.hit_ratio);
+    h.u64(reinterpret_cast<std::uintptr_t>(w.base));
+    h.u64(w.bytes);
+    h.u64((std::uint64_t{ratio_bits} << 32) | (std::uint64_t(w.hit) << 8) | std::uint64_t(w.miss));
   } else if (const auto* c = std::get_if<child_node>(&n.params)) {
     h.u64(c->graph ? graph_key(*c->graph) : 0);
   } else if (const auto* k = std::get_if<conditional_node>(&n.params)) {

@@ -217,6 +217,10 @@ void apply_launch_rules(Launch& launch, const kernel_node& p, const std::string&
   if (!p.shape_rules.empty() &&
       !native::block_fits(launch.blockDim.x, launch.blockDim.y, launch.blockDim.z))
     refuse_launch_block(path, launch.blockDim);
+  // A cooperative grid that follows a parameter is judged at every shape.
+  if (p.cooperative && (p.grid_from || !p.shape_rules.empty()))
+    native::check_cooperative_grid(p.function, launch.gridDim, launch.blockDim, launch.sharedMemBytes,
+                                   path);
 }
 [[nodiscard]] std::shared_ptr<native::host_call> make_host_call(
     const node_state& st, const host_node& p, const std::shared_ptr<host_failure_sink>& failures);

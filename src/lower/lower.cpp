@@ -194,39 +194,10 @@ class lowerer {
       apply_launch_rules(st.kernel, p, path, [&](std::size_t, const std::string& name) {
         return integral_param_of(param_named(name, path));
       });
+    } else if (p.cooperative) {
+      native::check_cooperative_grid(p.function, p.grid, p.block, p.shared_bytes, path);
     }
     if (p.keep_alive) owned_.push_back(p.keep_alive);
-  }
-
-  /// Each launch attribute of `k` not at its default, sent to node `h`.
-  static void send_launch_attributes(cudaGraphNode_t h, const kernel_node& k, const std::string& path) {
-    cudaLaunchAttributeValue v{};
-    if (k.priority != 0) {
-      v.priority = k.priority;
-      native::set_kernel_attribute(h, cudaLaunchAttributePriority, v, path);
-    }
-    if (has_cluster(k)) {
-      v = {};
-      v.clusterDim.x = k.cluster.x;
-      v.clusterDim.y = k.cluster.y;
-      v.clusterDim.z = k.cluster.z;
-      native::set_kernel_attribute(h, cudaLaunchAttributeClusterDimension, v, path);
-    }
-    if (k.cooperative) {
-      v = {};
-      v.cooperative = 1;
-      native::set_kernel_attribute(h, cudaLaunchAttributeCooperative, v, path);
-    }
-    if (k.mem_sync_domain != cudaLaunchMemSyncDomainDefault) {
-      v = {};
-      v.memSyncDomain = k.mem_sync_domain;
-      native::set_kernel_attribute(h, cudaLaunchAttributeMemSyncDomain, v, path);
-    }
-    if (k.shared_carveout >= 0) {
-      v = {};
-      v.sharedMemCarveout = static_cast<unsigned>(k.shared_carveout);
-      native::set_kernel_attribute(h, cudaLaunchAttributePreferredSharedMemoryCarveout, v, path);
-    }
   }
 
   /// Adds prepared kernel node `index` to `target` after `deps`, of kinds
@@ -244,7 +215,11 @@ class lowerer {
       h = native::add_kernel(target, deps, edges_, st.kernel, st.path);
     }
     st.handle = h;
-    send_launch_attributes(h, std::get<kernel_node>(st.spec_node->params), st.path);
+    const kernel_node& k = std::get<kernel_node>(st.spec_node->params);
+    if (k.priority != 0 || has_cluster(k) || k.cooperative ||
+        k.mem_sync_domain != cudaLaunchMemSyncDomainDefault || k.shared_carveout != -1 ||
+        k.access_policy.bytes != 0)
+      native::send_launch_attributes(h, k.priority, attributes_of(k), st.path);
     return h;
   }
 
@@ -296,6 +271,7 @@ class lowerer {
             // to the exec after a whole-graph update (see exec.cpp).
             node_state& st = nodes_[index];
             st.captured = record_captured(st, p, capture_stream());
+            owned_.push_back(p.record);  // its library's handles and workspace
             return native::add_child(target, deps, st.captured.get(),
                                      native::child_ownership::clone, path);
           } else if constexpr (std::is_same_v<P, child_node>) {

@@ -7,10 +7,13 @@
 #include <cudaTypedefs.h>
 #include <dlfcn.h>
 
+#include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 
 #include "cudag/native_api.hpp"
+#include "cudag/retained.hpp"
 
 namespace cudag::native {
 
@@ -18,6 +21,11 @@ namespace cudag::native {
 namespace {
 
 cudaError_t get_last_error() { return cudaGetLastError(); }
+// The runtime's template overloads take a typed function: one signature here.
+cudaError_t occupancy_max_active_blocks(int* blocks, const void* function, int block_threads,
+                                        std::size_t shared_bytes) {
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, function, block_threads, shared_bytes);
+}
 
 /// A driver function reached through the runtime, or null where the driver lacks it.
 void* driver_entry(const char* symbol) {
@@ -388,12 +396,17 @@ const api_table runtime_table{
     &cudaStreamIsCapturing,
     &cudaThreadExchangeStreamCaptureMode,
     &cudaGetDevice,
+    &cudaDeviceGetAttribute,
+    &occupancy_max_active_blocks,
     &get_last_error,
     &cudaMemGetInfo,
     &cudaDeviceGraphMemTrim,
     &cudaDeviceGetGraphMemAttribute,
     &cudaEventCreateWithFlags,
     &cudaEventDestroy,
+    &cudaUserObjectCreate,
+    &cudaUserObjectRelease,
+    &cudaGraphRetainUserObject,
     &launch_kernel,
     &cudaMemcpy3DAsync,
     &memset_2d_async,
@@ -545,6 +558,103 @@ void set_kernel(param_target to, cudaGraphNode_t n, const cudaKernelNodeParams& 
 void set_kernel_attribute(cudaGraphNode_t n, cudaLaunchAttributeID id,
                           const cudaLaunchAttributeValue& value, std::string_view name) {
   check(api().kernel_node_set_attribute(n, id, &value), "cudaGraphKernelNodeSetAttribute", name);
+}
+
+namespace {
+/// The sets of objects whose user objects CUDA destroyed, waiting for a
+/// thread that may release them. Never destroyed: a destructor CUDA calls
+/// while the program exits still finds it.
+struct release_queue {
+  std::mutex mutex;
+  std::vector<std::vector<std::shared_ptr<const void>>*> pending;
+};
+release_queue& retained_queue() {
+  static auto* queue = new release_queue;
+  return *queue;
+}
+void CUDART_CB queue_for_release(void* objects) noexcept {
+  release_queue& q = retained_queue();
+  const std::lock_guard lock(q.mutex);
+  q.pending.push_back(static_cast<std::vector<std::shared_ptr<const void>>*>(objects));
+}
+}  // namespace
+
+void retain_in_graph(cudaGraph_t g, std::vector<std::shared_ptr<const void>> objects,
+                     std::string_view graph_name) {
+  (void)release_retained_objects();
+  if (objects.empty()) return;
+  auto held = std::make_unique<std::vector<std::shared_ptr<const void>>>(std::move(objects));
+  cudaUserObject_t object = nullptr;
+  check(api().user_object_create(&object, held.get(), &queue_for_release, 1,
+                                 cudaUserObjectNoDestructorSync),
+        "cudaUserObjectCreate", graph_name);
+  (void)held.release();  // the user object's now: its destructor queues it
+  if (const cudaError_t code = api().graph_retain_user_object(g, object, 1, cudaGraphUserObjectMove);
+      code != cudaSuccess) {
+    (void)api().user_object_release(object, 1);
+    (void)release_retained_objects();
+    check(code, "cudaGraphRetainUserObject", graph_name);
+  }
+}
+
+void send_launch_attributes(cudaGraphNode_t h, int priority, const launch_attributes& a,
+                            std::string_view name) {
+  cudaLaunchAttributeValue v{};
+  if (priority != 0) {
+    v.priority = priority;
+    set_kernel_attribute(h, cudaLaunchAttributePriority, v, name);
+  }
+  if (has_cluster(a)) {
+    v = {};
+    v.clusterDim.x = a.cluster.x;
+    v.clusterDim.y = a.cluster.y;
+    v.clusterDim.z = a.cluster.z;
+    set_kernel_attribute(h, cudaLaunchAttributeClusterDimension, v, name);
+  }
+  if (a.cooperative) {
+    v = {};
+    v.cooperative = 1;
+    set_kernel_attribute(h, cudaLaunchAttributeCooperative, v, name);
+  }
+  if (a.mem_sync_domain != cudaLaunchMemSyncDomainDefault) {
+    v = {};
+    v.memSyncDomain = a.mem_sync_domain;
+    set_kernel_attribute(h, cudaLaunchAttributeMemSyncDomain, v, name);
+  }
+  if (a.shared_carveout >= 0) {
+    v = {};
+    v.sharedMemCarveout = static_cast<unsigned>(a.shared_carveout);
+    set_kernel_attribute(h, cudaLaunchAttributePreferredSharedMemoryCarveout, v, name);
+  }
+  if (const access_policy_window& w = a.access_policy; w.bytes != 0) {
+    v = {};
+    v.accessPolicyWindow =
+        cudaAccessPolicyWindow{const_cast<void*>(w.base), w.bytes, w.hit_ratio, w.hit, w.miss};
+    set_kernel_attribute(h, cudaLaunchAttributeAccessPolicyWindow, v, name);
+  }
+}
+
+void check_cooperative_grid(const void* function, dim3 grid, dim3 block, unsigned shared_bytes,
+                            std::string_view name) {
+  int device = 0, multiprocessors = 0, per_multiprocessor = 0;
+  check(api().get_device(&device), "cudaGetDevice", name);
+  check(api().device_get_attribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device),
+        "cudaDeviceGetAttribute", name);
+  const unsigned threads = block.x * block.y * block.z;
+  check(api().occupancy_max_active_blocks(&per_multiprocessor, function, static_cast<int>(threads),
+                                          shared_bytes),
+        "cudaOccupancyMaxActiveBlocksPerMultiprocessor", name);
+  const std::uint64_t blocks = std::uint64_t{grid.x} * grid.y * grid.z;
+  const std::uint64_t resident = std::uint64_t(per_multiprocessor) * std::uint64_t(multiprocessors);
+  if (blocks <= resident) return;
+  throw error("kernel node '" + std::string(name) + "' is a cooperative launch of " +
+                  std::to_string(blocks) + " blocks, but at most " + std::to_string(resident) +
+                  " can be resident at once on device " + std::to_string(device) + " (" +
+                  std::to_string(per_multiprocessor) + " a multiprocessor x " +
+                  std::to_string(multiprocessors) + " multiprocessors, at " + std::to_string(threads) +
+                  " threads and " + std::to_string(shared_bytes) + " shared bytes a block)",
+              cudaErrorCooperativeLaunchTooLarge, "cudaOccupancyMaxActiveBlocksPerMultiprocessor",
+              std::string(name));
 }
 
 cudaMemcpy3DParms memcpy_1d_params(void* dst, const void* src, std::size_t bytes,
@@ -836,3 +946,18 @@ void abandon_capture(cudaStream_t stream) noexcept {
 }
 
 }  // namespace cudag::native
+
+namespace cudag {
+
+std::size_t release_retained_objects() noexcept {
+  std::vector<std::vector<std::shared_ptr<const void>>*> taken;
+  {
+    native::release_queue& q = native::retained_queue();
+    const std::lock_guard lock(q.mutex);
+    taken.swap(q.pending);
+  }
+  for (auto* objects : taken) delete objects;
+  return taken.size();
+}
+
+}  // namespace cudag

@@ -295,6 +295,7 @@ struct recorder::impl {
     }
     destroy_graph_tree(reinterpret_cast<std::uintptr_t>(g));
     r().record(line);
+    release_retained(reinterpret_cast<std::uintptr_t>(g));
     return cudaSuccess;
   }
   // ------------------------------------------ typed parameters, clones --
@@ -542,6 +543,16 @@ struct recorder::impl {
         return {"mem_sync_domain", std::to_string(int(v.memSyncDomain))};
       case cudaLaunchAttributePreferredSharedMemoryCarveout:
         return {"shared_carveout", std::to_string(v.sharedMemCarveout)};
+      case cudaLaunchAttributeAccessPolicyWindow: {
+        // base,bytes,hit ratio,hit property,miss property
+        const cudaAccessPolicyWindow& w = v.accessPolicyWindow;
+        char ratio[16];
+        std::snprintf(ratio, sizeof ratio, "%g", double(w.hitRatio));
+        return {"access_policy",
+                std::to_string(reinterpret_cast<std::uintptr_t>(w.base_ptr)) + "," +
+                    std::to_string(w.num_bytes) + "," + ratio + "," + std::to_string(int(w.hitProp)) +
+                    "," + std::to_string(int(w.missProp))};
+      }
       default:
         return {"attribute" + std::to_string(int(attribute)), "set"};
     }
@@ -825,6 +836,23 @@ struct recorder::impl {
       case cudaLaunchAttributeCooperative: v->cooperative = static_cast<int>(number); break;
       case cudaLaunchAttributeMemSyncDomain: v->memSyncDomain = static_cast<cudaLaunchMemSyncDomain>(number); break;
       case cudaLaunchAttributePreferredSharedMemoryCarveout: v->sharedMemCarveout = static_cast<unsigned>(number); break;
+      case cudaLaunchAttributeAccessPolicyWindow:
+        if (!text.empty()) {
+          std::vector<std::string> part;
+          for (std::size_t at = 0;;) {
+            const std::size_t comma = text.find(',', at);
+            part.push_back(text.substr(at, comma - at));
+            if (comma == std::string::npos) break;
+            at = comma + 1;
+          }
+          cudaAccessPolicyWindow& w = v->accessPolicyWindow;
+          w.base_ptr = reinterpret_cast<void*>(std::uintptr_t{std::stoull(part.at(0))});
+          w.num_bytes = std::stoull(part.at(1));
+          w.hitRatio = std::stof(part.at(2));
+          w.hitProp = static_cast<cudaAccessProperty>(std::stoi(part.at(3)));
+          w.missProp = static_cast<cudaAccessProperty>(std::stoi(part.at(4)));
+        }
+        break;
       default: break;
     }
     r().record(line + " attribute=" + std::to_string(int(attribute)) + " -> " + attribute_text(attribute, *v).second);
@@ -990,6 +1018,11 @@ struct recorder::impl {
     }
     *x = reinterpret_cast<cudaGraphExec_t>(r().make_handle(handle_kind::exec));
     exec_made(*x, g);
+    // The exec holds its own references to the graph's user objects.
+    if (auto held = r().retained_.find(reinterpret_cast<std::uintptr_t>(g)); held != r().retained_.end()) {
+      for (const auto& [object, count] : held->second) r().user_objects_[object].refs += count;
+      r().retained_[reinterpret_cast<std::uintptr_t>(*x)] = held->second;
+    }
     graphs().instantiated(id(*x), id(g));
     copy_host_callables(*x, g);
     p->result_out = cudaGraphInstantiateSuccess;
@@ -1035,6 +1068,7 @@ struct recorder::impl {
     }
     r().handles_[reinterpret_cast<std::uintptr_t>(x)].state = handle_state::destroyed;
     graphs().exec_destroyed(id(x));
+    release_retained(reinterpret_cast<std::uintptr_t>(x));
     if (auto it = r().exec_memory_.find(reinterpret_cast<std::uintptr_t>(x));
         it != r().exec_memory_.end()) {
       if (it->second.mapped) r().graph_used_ -= it->second.graph_bytes;  // stays reserved
@@ -1204,6 +1238,31 @@ struct recorder::impl {
     r().record("get_device -> 0");
     return cudaSuccess;
   }
+  static cudaError_t device_get_attribute(int* value, cudaDeviceAttr attribute, int device) {
+    const std::string line = "device_get_attribute attribute=" + std::to_string(int(attribute)) +
+                             " device=" + std::to_string(device);
+    if (const cudaError_t code = enter("device_get_attribute", line)) return code;
+    if (attribute != cudaDevAttrMultiProcessorCount) {
+      r().misuse(line + ": an attribute the recorder does not model");
+      return cudaErrorInvalidValue;
+    }
+    *value = r().multiprocessors_;
+    r().record(line + " -> " + std::to_string(*value));
+    return cudaSuccess;
+  }
+  static cudaError_t occupancy_max_active_blocks(int* blocks, const void* function, int block_threads,
+                                                 std::size_t shared_bytes) {
+    auto it = r().kernels_.find(function);
+    const std::string line = "occupancy_max_active_blocks " +
+                             (it != r().kernels_.end() ? it->second.first
+                                                       : "kernel@" + hex(reinterpret_cast<std::uintptr_t>(function))) +
+                             " threads=" + std::to_string(block_threads) +
+                             " shared=" + std::to_string(shared_bytes);
+    if (const cudaError_t code = enter("occupancy_max_active_blocks", line)) return code;
+    *blocks = r().blocks_per_multiprocessor_;
+    r().record(line + " -> " + std::to_string(*blocks));
+    return cudaSuccess;
+  }
   static cudaError_t get_last_error() { return cudaSuccess; }
   static cudaError_t mem_get_info(std::size_t* free, std::size_t* total) {
     if (const cudaError_t code = enter("mem_get_info", "mem_get_info")) return code;
@@ -1266,6 +1325,68 @@ struct recorder::impl {
     r().handles_[reinterpret_cast<std::uintptr_t>(e)].state = handle_state::destroyed;
     r().record(line);
     return cudaSuccess;
+  }
+
+  // User objects: references counted as CUDA counts them; the last one
+  // released calls the destructor (CUDA calls it later, on its own thread).
+  static cudaError_t user_object_create(cudaUserObject_t* object, void* ptr, cudaHostFn_t destroy,
+                                        unsigned refs, unsigned flags) {
+    const std::string line = "user_object_create refs=" + std::to_string(refs) + " flags=" + std::to_string(flags);
+    if (const cudaError_t code = enter("user_object_create", line)) return code;
+    if (object == nullptr || destroy == nullptr || refs == 0 || flags != cudaUserObjectNoDestructorSync) {
+      r().misuse(line + ": CUDA takes an output, a destructor, at least one reference and "
+                        "cudaUserObjectNoDestructorSync");
+      return cudaErrorInvalidValue;
+    }
+    *object = reinterpret_cast<cudaUserObject_t>(r().make_handle(handle_kind::user_object));
+    r().user_objects_[reinterpret_cast<std::uintptr_t>(*object)] = {ptr, destroy, refs};
+    r().record(line + " -> " + pointer(*object));
+    return cudaSuccess;
+  }
+  /// Drops `count` references of `object`; the last calls its destructor.
+  static void drop_references(std::uintptr_t object, unsigned count) {
+    auto it = r().user_objects_.find(object);
+    if (it == r().user_objects_.end() || it->second.refs < count) {
+      r().misuse("user object " + pointer(reinterpret_cast<void*>(object)) + ": more references released than held");
+      return;
+    }
+    if ((it->second.refs -= count) != 0) return;
+    const auto [ptr, destroy, refs] = it->second;
+    r().user_objects_.erase(it);
+    r().handles_[object].state = handle_state::destroyed;
+    destroy(ptr);
+  }
+  static cudaError_t user_object_release(cudaUserObject_t object, unsigned count) {
+    const std::string line = "user_object_release " + pointer(object) + " count=" + std::to_string(count);
+    if (const cudaError_t code = enter("user_object_release", line)) return code;
+    r().record(line);
+    drop_references(reinterpret_cast<std::uintptr_t>(object), count);
+    return cudaSuccess;
+  }
+  static cudaError_t graph_retain_user_object(cudaGraph_t g, cudaUserObject_t object, unsigned count,
+                                              unsigned flags) {
+    const std::string line = "graph_retain_user_object " + pointer(g) + " " + pointer(object) +
+                             " count=" + std::to_string(count) +
+                             ((flags & cudaGraphUserObjectMove) ? " move" : "");
+    if (const cudaError_t code = enter("graph_retain_user_object", line)) return code;
+    if (!r().is(g, handle_kind::graph) || !r().is(object, handle_kind::user_object)) {
+      r().misuse(line + ": not a live graph and user object");
+      return cudaErrorInvalidValue;
+    }
+    // Moved: the caller's references become the graph's.
+    if (!(flags & cudaGraphUserObjectMove))
+      r().user_objects_[reinterpret_cast<std::uintptr_t>(object)].refs += count;
+    r().retained_[reinterpret_cast<std::uintptr_t>(g)].push_back({reinterpret_cast<std::uintptr_t>(object), count});
+    r().record(line);
+    return cudaSuccess;
+  }
+  /// What graph or exec `owner` retains, released (it is destroyed).
+  static void release_retained(std::uintptr_t owner) {
+    auto it = r().retained_.find(owner);
+    if (it == r().retained_.end()) return;
+    const auto held = std::move(it->second);
+    r().retained_.erase(it);
+    for (const auto& [object, count] : held) drop_references(object, count);
   }
 
   // Stream work of a spec run without a graph: recorded, host functions
@@ -1414,12 +1535,17 @@ const api_table recorder::impl::table{
     &impl::stream_is_capturing,
     &impl::thread_exchange_stream_capture_mode,
     &impl::get_device,
+    &impl::device_get_attribute,
+    &impl::occupancy_max_active_blocks,
     &impl::get_last_error,
     &impl::mem_get_info,
     &impl::device_graph_mem_trim,
     &impl::device_get_graph_mem_attribute,
     &impl::event_create,
     &impl::event_destroy,
+    &impl::user_object_create,
+    &impl::user_object_release,
+    &impl::graph_retain_user_object,
     &impl::launch_kernel,
     &impl::memcpy_3d_async,
     &impl::memset_2d_async,
@@ -1501,7 +1627,7 @@ cudaError_t recorder::begin_call(std::string_view function) {
 void recorder::misuse(std::string what) { misuse_.push_back(std::move(what)); }
 
 std::uintptr_t recorder::make_handle(handle_kind kind, std::uintptr_t owner, std::string label) {
-  static const char* const prefix[] = {"g", "n", "x", "s", "c", "e"};
+  static const char* const prefix[] = {"g", "n", "x", "s", "c", "e", "u"};
   const std::uintptr_t id = next_handle_;
   next_handle_ += 0x10;
   const auto k = static_cast<std::size_t>(kind);
@@ -1530,6 +1656,8 @@ cudaHostNodeParams recorder::host_call_of(cudaGraphExec_t exec, cudaGraphNode_t 
       {reinterpret_cast<std::uintptr_t>(exec), reinterpret_cast<std::uintptr_t>(node)});
   return it == host_of_exec_.end() ? cudaHostNodeParams{} : it->second;
 }
+
+std::size_t recorder::live_user_objects() const noexcept { return user_objects_.size(); }
 
 std::size_t recorder::live_graphs() const noexcept {
   std::size_t n = 0;
@@ -1560,6 +1688,11 @@ void recorder::set_device_memory(std::size_t total, std::size_t taken_by_others)
   device_total_ = total;
   device_taken_ = taken_by_others;
   lowest_free_ = device_memory_free();
+}
+
+void recorder::set_occupancy(int blocks_per_multiprocessor, int multiprocessors) noexcept {
+  blocks_per_multiprocessor_ = blocks_per_multiprocessor;
+  multiprocessors_ = multiprocessors;
 }
 
 void recorder::set_exec_memory(std::size_t fixed, std::size_t per_node) noexcept {

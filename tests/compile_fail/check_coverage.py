@@ -8,7 +8,8 @@ usage: check_coverage.py SOURCE_ROOT --cases FILE... --
 - Every error type: a template named in `sizeof(NAME<...>)`,
   `std::type_identity<NAME<...>>` or `node_ref_or<NAME<...>` (the builder's
   refused calls) in a header under include/ or dsl/ (the library's error
-  types), and every error function `NAME_out_of_range<...>`,
+  types), and every error function `NAME_out_of_range<...>` or
+  `NAME_refused<...>`,
   must appear in the `// expect-error:` pattern of some case.
 - Every static_assert with a message in those headers must have a case
   whose pattern matches "static assertion failed: MESSAGE". (Those without
@@ -24,8 +25,9 @@ import sys
 # Never-defined types named in sizeof(NAME<...>); the shape problems' error
 # types, chosen by std::type_identity<NAME<...>> (dsl/cudag/dsl/graph.hpp);
 # the builder's refused calls, node_ref_or<NAME<...>, ...> (cudag/builder.hpp);
-# error functions whose call is the error (NAME_out_of_range<...>(...)).
-ERROR_TYPE = re.compile(r"(?:sizeof\(|type_identity<|node_ref_or<\s*)(\w+)<|\b(\w+_out_of_range)<\w")
+# error functions whose call is the error (NAME_out_of_range<...>(...),
+# NAME_refused<...>(...)).
+ERROR_TYPE = re.compile(r"(?:sizeof\(|type_identity<|node_ref_or<\s*)(\w+)<|\b(\w+_(?:out_of_range|refused))<\w")
 STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
 MESSAGE = re.compile(r',\s*((?:"(?:[^"\\]|\\.)*"\s*)+)$')  # the trailing string literals
 

@@ -169,6 +169,27 @@ TEST(DslCompileFailTwins, LaunchDimensionsWithinLimitsAreFoldedAndChecked) {
             "rtc_rows: kernel node 'rtc_rows': shape rule block.x has a multiplier or divisor of 0");
 }
 
+// launch_attributes_refused (cluster_does_not_divide_grid): a cluster that
+// divides the grid compiles, and a graph made at run time refuses one that
+// does not, naming the node, with check()'s message.
+constexpr auto twin_cluster =
+    graph(with_attributes(kernel<"rows", cf::scale>(6, 32, x, 2.0f, n), {.cluster = dim3(3, 1, 1)}));
+cudag::graph_spec rtc_cluster_spec(unsigned cluster) {
+  const scale_ref k{reinterpret_cast<const void*>(&cf::scale), "scale", nullptr};
+  return to_spec(graph(with_attributes(kernel<"rtc_rows">(k, dim3(6), dim3(32), x, 2.0f, n),
+                                       {.cluster = dim3(cluster, 1, 1)})));
+}
+
+TEST(DslCompileFailTwins, AClusterThatDividesTheGridCompiles) {
+  const auto spec = to_spec(twin_cluster);
+  EXPECT_EQ(std::get<cudag::kernel_node>(spec.nodes[0].params).cluster.x, 3u);
+  EXPECT_NO_THROW(cudag::check(spec));
+  EXPECT_EQ(std::get<cudag::kernel_node>(rtc_cluster_spec(2).nodes[0].params).cluster.x, 2u);
+  EXPECT_EQ(refusal_of([] { return rtc_cluster_spec(4); }),
+            "rtc_rows: kernel node 'rtc_rows' has a cluster of 4x1x1 blocks, which does not divide its "
+            "grid of 6x1x1 blocks");
+}
+
 template <class T>
 T literal_of(const cudag::value& v) {
   const auto& bytes = std::get<cudag::literal>(v.source).bytes;

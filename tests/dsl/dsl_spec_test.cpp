@@ -243,6 +243,10 @@ void expect_same_params(const cudag::node& a, const cudag::node& b, const std::s
           EXPECT_EQ(pa.shared_bytes, pb.shared_bytes) << where;
           EXPECT_EQ(pa.grid_from, pb.grid_from) << where;
           EXPECT_EQ(pa.synchronizes_grid_dependencies, pb.synchronizes_grid_dependencies) << where;
+          EXPECT_EQ(pa.priority, pb.priority) << where;
+          EXPECT_TRUE(cudag::same_launch_attributes(pa, pb))
+              << where << ": " << cudag::describe_launch_attributes(pa) << " against "
+              << cudag::describe_launch_attributes(pb);
         } else if constexpr (std::is_same_v<P, cudag::memcpy_node>) {
           EXPECT_EQ(pa.dst, pb.dst) << where;
           EXPECT_EQ(pa.src, pb.src) << where;

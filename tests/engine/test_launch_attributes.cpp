@@ -1,5 +1,5 @@
 // Launch attributes of kernel nodes beyond priority (cluster, cooperative,
-// memory-sync domain, shared-memory carveout): what the builder's launch
+// memory-sync domain, shared-memory carveout, access-policy window): what the builder's launch
 // helpers set, what check() refuses and how it says so, the exact native
 // calls lowering makes, and what update, the exec cache and diff make of a
 // change. Against the recorder; the effect on a device is in
@@ -21,6 +21,7 @@
 namespace {
 
 using engine_test::dev_x;
+using engine_test::dev_y;
 using engine_test::lines;
 
 void scale(float* x, float a, int n) { (void)x, (void)a, (void)n; }
@@ -53,7 +54,8 @@ TEST(LaunchAttributes, TheBuilderSetsEachOnTheNode) {
                                                 .cluster(2, 2)
                                                 .cooperative()
                                                 .mem_sync_domain(cudaLaunchMemSyncDomainRemote)
-                                                .shared_carveout(50));
+                                                .shared_carveout(50)
+                                                .access_policy(dev_y, 1 << 20, 0.5f));
   const auto& k = std::get<cudag::kernel_node>(spec.nodes[0].params);
   EXPECT_EQ(k.cluster.x, 2u);
   EXPECT_EQ(k.cluster.y, 2u);
@@ -61,6 +63,8 @@ TEST(LaunchAttributes, TheBuilderSetsEachOnTheNode) {
   EXPECT_TRUE(k.cooperative);
   EXPECT_EQ(k.mem_sync_domain, cudaLaunchMemSyncDomainRemote);
   EXPECT_EQ(k.shared_carveout, 50);
+  EXPECT_EQ(k.access_policy, (cudag::access_policy_window{dev_y, 1 << 20, 0.5f, cudaAccessPropertyPersisting,
+                                                          cudaAccessPropertyStreaming}));
   EXPECT_EQ(refusal(spec), "");
   // Nothing set: nothing beyond the grid.
   const cudag::graph_spec plain_spec = one_kernel(cudag::launch(4, 64));
@@ -118,20 +122,85 @@ TEST(LaunchAttributes, CheckRefusesACarveoutOverAHundredPercent) {
   EXPECT_EQ(refusal(one_kernel(cudag::launch(1, 32).shared_carveout(0))), "");
 }
 
+TEST(LaunchAttributes, CheckRefusesAnAccessPolicyWindowWithoutABaseOrWithABadRatio) {
+  std::string m = refusal(one_kernel(cudag::launch(1, 32).access_policy(nullptr, 4096)));
+  EXPECT_TRUE(has(m, "kernel node 'k' has an access-policy window of 4096 bytes at a null address")) << m;
+  m = refusal(one_kernel(cudag::launch(1, 32).access_policy(dev_y, 4096, 1.5f)));
+  EXPECT_TRUE(has(m, "kernel node 'k' has an access-policy window whose hit ratio 1.5")) << m;
+  EXPECT_TRUE(has(refusal(one_kernel(cudag::launch(1, 32).access_policy(dev_y, 4096, -0.25f))),
+                  "is not between 0 and 1"));
+  EXPECT_EQ(refusal(one_kernel(cudag::launch(1, 32).access_policy(dev_y, 4096, 0.0f))), "");
+  EXPECT_EQ(refusal(one_kernel(cudag::launch(1, 32).access_policy(dev_y, 4096, 1.0f))), "");
+  // No bytes, no window: nothing to refuse.
+  EXPECT_EQ(refusal(one_kernel(cudag::launch(1, 32).access_policy(nullptr, 0))), "");
+}
+
+TEST(LaunchAttributes, ACooperativeGridLargerThanCanBeResidentIsRefusedAtLowering) {
+  cudag::native::recorder rec;
+  rec.name_kernel(&scale, "scale");
+  rec.set_occupancy(2, 132);  // 264 blocks at once
+  EXPECT_NO_THROW((void)cudag::instantiate(one_kernel(cudag::launch(dim3(132, 2), 256).cooperative()), binds));
+  EXPECT_EQ(rec.calls_starting("occupancy_max_active_blocks"),
+            std::vector<std::string>{"occupancy_max_active_blocks scale threads=256 shared=0 -> 2"});
+  rec.clear();
+  try {
+    (void)cudag::instantiate(one_kernel(cudag::launch(265, dim3(16, 16), 512).cooperative()), binds);
+    FAIL() << "a cooperative grid of 265 blocks was lowered";
+  } catch (const cudag::error& err) {
+    EXPECT_EQ(err.node(), "k");
+    EXPECT_EQ(err.code(), cudaErrorCooperativeLaunchTooLarge);
+    EXPECT_TRUE(has(err.what(), "kernel node 'k' is a cooperative launch of 265 blocks, but at most 264 can be "
+                                "resident at once on device 0 (2 a multiprocessor x 132 multiprocessors, at "
+                                "256 threads and 512 shared bytes a block)"))
+        << err.what();
+  }
+  EXPECT_EQ(rec.live_graphs(), 0u);
+  // Not cooperative: never asked.
+  rec.clear();
+  (void)cudag::instantiate(one_kernel(cudag::launch(1000, 256)), binds);
+  EXPECT_TRUE(rec.calls_starting("occupancy_max_active_blocks").empty());
+}
+
+TEST(LaunchAttributes, ACooperativeGridThatFollowsAParameterIsJudgedAtEveryRebind) {
+  cudag::native::recorder rec;
+  rec.set_occupancy(1, 100);
+  cudag::builder b("g");
+  auto x = b.param<float*>("x");
+  auto n = b.param<int>("n");
+  b.kernel("k", &scale, cudag::launch_over(n, 256).cooperative(), x, 1.0f, n);
+  const cudag::binding first[] = {cudag::bind("x", dev_x), cudag::bind("n", 100 * 256)};
+  auto e = cudag::instantiate(b.build(), first);
+  const std::string before = rec.exec_state(e.native_exec());
+  try {
+    e.rebind("n", 100 * 256 + 1);
+    FAIL() << "a rebind to 101 cooperative blocks was taken";
+  } catch (const cudag::error& err) {
+    EXPECT_EQ(err.node(), "k");
+    EXPECT_TRUE(has(err.what(), "cooperative launch of 101 blocks, but at most 100")) << err.what();
+  }
+  EXPECT_EQ(rec.exec_state(e.native_exec()), before);
+  e.rebind("n", 50 * 256);
+  EXPECT_NE(rec.exec_state(e.native_exec()), before);
+}
+
 TEST(LaunchAttributes, EachIsSentAfterTheNodeIsAdded) {
   cudag::native::recorder rec;
   auto e = cudag::instantiate(one_kernel(cudag::launch(dim3(4, 2), 32)
                                              .cluster(2, 2)
                                              .cooperative()
                                              .mem_sync_domain(cudaLaunchMemSyncDomainRemote)
-                                             .shared_carveout(25)),
+                                             .shared_carveout(25)
+                                             .access_policy(dev_y, 8192, 0.75f, cudaAccessPropertyPersisting,
+                                                            cudaAccessPropertyNormal)),
                               binds);
   EXPECT_EQ(rec.calls_starting("kernel_node_set_attribute"),
             (std::vector<std::string>{
                 "kernel_node_set_attribute n1 attribute=4 cluster=2,2,1",
                 "kernel_node_set_attribute n1 attribute=2 cooperative=1",
                 "kernel_node_set_attribute n1 attribute=10 mem_sync_domain=1",
-                "kernel_node_set_attribute n1 attribute=14 shared_carveout=25"}));
+                "kernel_node_set_attribute n1 attribute=14 shared_carveout=25",
+                "kernel_node_set_attribute n1 attribute=1 access_policy=" +
+                    std::to_string(reinterpret_cast<std::uintptr_t>(dev_y)) + ",8192,0.75,2,0"}));
   // After the node is added, before the graph is instantiated.
   const std::vector<std::string> calls = rec.calls();
   std::size_t add = calls.size(), first = calls.size(), inst = calls.size();
@@ -155,9 +224,11 @@ TEST(LaunchAttributes, AnUpdateThatChangesOneIsRefusedNamingTheNode) {
   const cudag::launch_config changes[] = {
       cudag::launch(4, 32).cluster(2), cudag::launch(4, 32).cooperative(),
       cudag::launch(4, 32).mem_sync_domain(cudaLaunchMemSyncDomainRemote),
-      cudag::launch(4, 32).shared_carveout(10)};
-  const char* said[] = {"(none -> cluster 2x1x1)", "(none -> cooperative)",
-                        "(none -> memory-sync domain remote)", "(none -> shared carveout 10%)"};
+      cudag::launch(4, 32).shared_carveout(10), cudag::launch(4, 32).access_policy(dev_y, 4096, 0.5f)};
+  const std::string said[] = {
+      "(none -> cluster 2x1x1)", "(none -> cooperative)", "(none -> memory-sync domain remote)",
+      "(none -> shared carveout 10%)",
+      "(none -> access-policy window " + cudag::describe_access_policy({dev_y, 4096, 0.5f}) + ")"};
   for (std::size_t i = 0; i < std::size(changes); ++i) {
     try {
       e.update(one_kernel(changes[i]), binds);
@@ -180,9 +251,21 @@ TEST(LaunchAttributes, AnotherAttributeIsAnotherTopologyToTheCache) {
   for (const cudag::launch_config& c :
        {cudag::launch(4, 32).cluster(2), cudag::launch(4, 32).cooperative(),
         cudag::launch(4, 32).mem_sync_domain(cudaLaunchMemSyncDomainRemote),
-        cudag::launch(4, 32).shared_carveout(10)}) {
+        cudag::launch(4, 32).shared_carveout(10), cudag::launch(4, 32).access_policy(dev_y, 4096)}) {
     EXPECT_NE(cudag::topology_key(plain), cudag::topology_key(one_kernel(c)));
   }
+  // Each part of a window is the key's.
+  const auto window = [](const void* base, std::size_t bytes, float ratio, cudaAccessProperty hit,
+                         cudaAccessProperty miss) {
+    return cudag::topology_key(one_kernel(cudag::launch(4, 32).access_policy(base, bytes, ratio, hit, miss)));
+  };
+  const auto reference =
+      window(dev_y, 4096, 0.5f, cudaAccessPropertyPersisting, cudaAccessPropertyStreaming);
+  EXPECT_NE(reference, window(dev_x, 4096, 0.5f, cudaAccessPropertyPersisting, cudaAccessPropertyStreaming));
+  EXPECT_NE(reference, window(dev_y, 8192, 0.5f, cudaAccessPropertyPersisting, cudaAccessPropertyStreaming));
+  EXPECT_NE(reference, window(dev_y, 4096, 0.25f, cudaAccessPropertyPersisting, cudaAccessPropertyStreaming));
+  EXPECT_NE(reference, window(dev_y, 4096, 0.5f, cudaAccessPropertyNormal, cudaAccessPropertyStreaming));
+  EXPECT_NE(reference, window(dev_y, 4096, 0.5f, cudaAccessPropertyPersisting, cudaAccessPropertyNormal));
   EXPECT_NE(cudag::topology_key(one_kernel(cudag::launch(4, 32).cluster(2))),
             cudag::topology_key(one_kernel(cudag::launch(4, 32).cluster(4))));
   EXPECT_NE(cudag::topology_key(one_kernel(cudag::launch(4, 32).shared_carveout(10))),
@@ -200,6 +283,13 @@ TEST(LaunchAttributes, DiffReportsEachChange) {
             "changed k: memory-sync domain default -> remote\n");
   EXPECT_EQ(cudag::diff(plain, one_kernel(cudag::launch(4, 32).shared_carveout(30))).text(),
             "changed k: shared carveout none -> 30%\n");
+  EXPECT_EQ(cudag::diff(plain, one_kernel(cudag::launch(4, 32).access_policy(dev_y, 4096, 0.5f))).text(),
+            "changed k: access-policy window none -> " +
+                cudag::describe_access_policy({dev_y, 4096, 0.5f}) + "\n");
+  EXPECT_EQ(cudag::describe_access_policy({dev_y, 4096, 0.5f, cudaAccessPropertyNormal}).substr(0, 11),
+            "4096 bytes ");
+  EXPECT_TRUE(has(cudag::describe_access_policy({dev_y, 4096, 0.5f, cudaAccessPropertyNormal}),
+                  ", normal for 0.5 of it, else streaming"));
 }
 
 TEST(LaunchAttributes, AnEagerRunRefusesThemNamingTheNode) {

@@ -2,10 +2,13 @@
 // reads its neighbour block's shared memory through distributed shared
 // memory, replay after replay, and computes what the host computes; CUDA
 // holds each attribute cudag sent (read back from the lowered graph's node);
-// a cooperative kernel with a memory-sync domain and a carveout runs.
+// a cooperative kernel with a memory-sync domain and a carveout runs; a
+// cooperative grid synchronizes as a whole, and one a block too large is
+// refused before it runs; an access-policy window reaches CUDA.
 #include <cooperative_groups.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -148,6 +151,101 @@ TEST(LaunchAttributesGpu, CooperativeMemSyncDomainAndCarveoutReachCudaAndRun) {
   e.synchronize(s.get());
   CUDAG_EXPECT_CUDA(cudaGetLastError());
   EXPECT_EQ(read_back(data), std::vector<int>(n, 42));
+}
+
+}  // namespace
+
+namespace {
+
+// Each block writes its index, the whole grid synchronizes, and each block
+// then reads the block after it: right only if every block was resident at
+// once (a cooperative launch).
+__global__ void read_next_block(int* marks, int* out) {
+  namespace cg = cooperative_groups;
+  cg::grid_group grid = cg::this_grid();
+  if (threadIdx.x == 0) marks[blockIdx.x] = static_cast<int>(blockIdx.x) * 3 + 1;
+  grid.sync();
+  const unsigned next = (blockIdx.x + 1) % gridDim.x;
+  if (threadIdx.x == 0) out[blockIdx.x] = marks[next];
+}
+
+TEST(LaunchAttributesGpu, ACooperativeGridSynchronizesAsAWholeReplayAfterReplay) {
+  CUDAG_REQUIRE_GPU();
+  int device = 0, multiprocessors = 0, per_multiprocessor = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device), cudaSuccess);
+  ASSERT_EQ(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_multiprocessor, read_next_block, 128, 0), cudaSuccess);
+  const int grid = multiprocessors * per_multiprocessor;  // every block resident: the most allowed
+  cudag::device_buffer<int> marks(grid), out(grid);
+  cudag::builder b("cooperative");
+  auto m = b.param<int*>("marks");
+  auto o = b.param<int*>("out");
+  b.kernel("ring", CUDAG_KERNEL(read_next_block), cudag::launch(grid, 128).cooperative(), m, o);
+  const cudag::binding binds[] = {cudag::bind("marks", marks.data()), cudag::bind("out", out.data())};
+  const cudag::graph_spec spec = b.build();
+  auto e = cudag::instantiate(spec, binds);
+  auto s = cudag::make_stream();
+  std::vector<int> want(grid);
+  for (int i = 0; i < grid; ++i) want[i] = ((i + 1) % grid) * 3 + 1;
+  for (int replay = 0; replay < 5; ++replay) {
+    fill(marks, poison);
+    fill(out, poison);
+    e.launch(s.get());
+    e.synchronize(s.get());
+    CUDAG_EXPECT_CUDA(cudaGetLastError());
+    EXPECT_EQ(read_back(out), want) << "replay " << replay;
+  }
+
+  // One block more than can be resident: refused at instantiation, naming
+  // the node, where CUDA would fail only the launch.
+  cudag::builder too_many("cooperative");
+  too_many.kernel("ring", CUDAG_KERNEL(read_next_block), cudag::launch(grid + 1, 128).cooperative(),
+                  too_many.param<int*>("marks"), too_many.param<int*>("out"));
+  try {
+    (void)cudag::instantiate(too_many.build(), binds);
+    FAIL() << "a cooperative grid of " << grid + 1 << " blocks was instantiated";
+  } catch (const cudag::error& err) {
+    EXPECT_EQ(err.node(), "ring");
+    EXPECT_EQ(err.code(), cudaErrorCooperativeLaunchTooLarge);
+    EXPECT_NE(std::string(err.what()).find("cooperative launch of " + std::to_string(grid + 1) +
+                                           " blocks, but at most " + std::to_string(grid)),
+              std::string::npos)
+        << err.what();
+  }
+  CUDAG_EXPECT_CUDA(cudaGetLastError());
+}
+
+TEST(LaunchAttributesGpu, AnAccessPolicyWindowReachesCudaAndTheKernelComputesAlike) {
+  CUDAG_REQUIRE_GPU();
+  constexpr int n = blocks * threads;
+  cudag::device_buffer<int> data(n);
+  fill(data, 9);
+  int device = 0, max_window = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&max_window, cudaDevAttrMaxAccessPolicyWindowSize, device), cudaSuccess);
+  if (max_window <= 0) GTEST_SKIP() << "device " << device << " has no L2 access-policy window";
+  const std::size_t bytes = std::min<std::size_t>(n * sizeof(int), static_cast<std::size_t>(max_window));
+  cudag::builder b("window");
+  b.kernel("add", CUDAG_KERNEL(add_one),
+           cudag::launch(blocks, threads).access_policy(data.data(), bytes, 0.5f), b.param<int*>("data"), n);
+  const cudag::binding binds[] = {cudag::bind("data", data.data())};
+  const cudag::graph_spec spec = b.build();
+  cudag::lowered_graph lowered = cudag::lower(spec, binds);
+  cudaLaunchAttributeValue v{};
+  CUDAG_EXPECT_CUDA(cudaGraphKernelNodeGetAttribute(only_node(lowered.graph.get()),
+                                                    cudaLaunchAttributeAccessPolicyWindow, &v));
+  EXPECT_EQ(v.accessPolicyWindow.base_ptr, static_cast<void*>(data.data()));
+  EXPECT_EQ(v.accessPolicyWindow.num_bytes, bytes);
+  EXPECT_FLOAT_EQ(v.accessPolicyWindow.hitRatio, 0.5f);
+  EXPECT_EQ(v.accessPolicyWindow.hitProp, cudaAccessPropertyPersisting);
+  EXPECT_EQ(v.accessPolicyWindow.missProp, cudaAccessPropertyStreaming);
+  auto e = cudag::instantiate(spec, binds);
+  auto s = cudag::make_stream();
+  e.launch(s.get());
+  e.launch(s.get());
+  e.synchronize(s.get());
+  CUDAG_EXPECT_CUDA(cudaGetLastError());
+  EXPECT_EQ(read_back(data), std::vector<int>(n, 11));
 }
 
 }  // namespace

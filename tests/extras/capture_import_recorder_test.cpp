@@ -191,7 +191,8 @@ TEST(ImportOnRecorder, AKernelsLaunchAttributesAreReadBack) {
     cudag::builder b("attributes");
     auto x = b.param<float*>("x");
     cudag::launch_config config =
-        cudag::launch(4, 64).cluster(2).cooperative().mem_sync_domain(cudaLaunchMemSyncDomainRemote);
+        cudag::launch(4, 64).cluster(2).cooperative().mem_sync_domain(cudaLaunchMemSyncDomainRemote)
+            .access_policy(dev_y, 4096, 0.5f);
     config.priority = 3;
     b.kernel("with", cudag::kernel_of(&scale, "scale"), config, x, 1.0f, 256);
     b.kernel("without", cudag::kernel_of(&scale, "scale"), cudag::launch(4, 64), x, 2.0f, 256);
@@ -202,7 +203,8 @@ TEST(ImportOnRecorder, AKernelsLaunchAttributesAreReadBack) {
     const auto& with = std::get<cudag::kernel_node>(imported.nodes[0].params);
     EXPECT_EQ(with.priority, 3);
     EXPECT_EQ(cudag::describe_launch_attributes(with),
-              "cluster 2x1x1, cooperative, memory-sync domain remote");
+              "cluster 2x1x1, cooperative, memory-sync domain remote, access-policy window " +
+                  cudag::describe_access_policy({dev_y, 4096, 0.5f}));
     const auto& without = std::get<cudag::kernel_node>(imported.nodes[1].params);
     EXPECT_EQ(without.priority, 0);
     EXPECT_EQ(cudag::describe_launch_attributes(without), "none");

@@ -91,14 +91,6 @@ bool is_body(placement p) { return p != placement::top && p != placement::child;
 /// What a path must do with a row at a placement, and why where it is not
 /// "sent". The rules, not the observations: a fault that turns a send into
 /// a refusal (or the reverse) fails here.
-/// The launch attributes beyond priority: set on the template's node only,
-/// so another one is another topology (the cache misses, update refuses),
-/// and an eager run, which sends none, refuses them.
-bool is_launch_attribute(const field_row& row) {
-  return row.row_kind == kind_of_row::kernel &&
-         (row.field == "cluster" || row.field == "cooperative" ||
-          row.field == "memory-sync domain" || row.field == "shared carveout");
-}
 
 std::string expected(const field_row& row, placement pl, path p) {
   const bool literal_refused =  // update cannot change these in place

@@ -60,6 +60,7 @@ constexpr member_entry kernel_members[] = {
     {"cooperative", "cooperative"},
     {"mem_sync_domain", "memory-sync domain"},
     {"shared_carveout", "shared carveout"},
+    {"access_policy", "access-policy window"},
     {"synchronizes_grid_dependencies", "", "a declaration check() reads for programmatic edges; never sent to CUDA (tests/engine/test_programmatic_edges.cpp)"},
     {"keep_alive", "", "what the node's kernel needs alive (a module); never sent to CUDA"},
 };
@@ -142,11 +143,7 @@ TEST(FieldProperties, EveryRowNamedInTheInventoryExists) {
 // ------------------------------------------------------------- the keys --
 /// The fields CUDA cannot update in place: part of the topology key.
 bool topological(const field_row& row) {
-  const bool launch_attribute =  // set on the template's node only
-      row.row_kind == kind_of_row::kernel &&
-      (row.field == "cluster" || row.field == "cooperative" || row.field == "memory-sync domain" ||
-       row.field == "shared carveout");
-  return launch_attribute || row.row_kind == kind_of_row::mem_alloc ||
+  return is_launch_attribute(row) || row.row_kind == kind_of_row::mem_alloc ||
          row.row_kind == kind_of_row::conditional || row.row_kind == kind_of_row::child;
 }
 

@@ -120,6 +120,15 @@ struct field_row {
   bool launch_dimension = false;        ///< the parameter drives a launch dimension
 };
 
+/// The launch attributes beyond priority: set on the template's node only,
+/// so another one is another topology (the cache misses, update refuses),
+/// and an eager run, which sends none, refuses them.
+inline bool is_launch_attribute(const field_row& row) {
+  return row.row_kind == kind_of_row::kernel &&
+         (row.field == "cluster" || row.field == "cooperative" || row.field == "memory-sync domain" ||
+          row.field == "shared carveout" || row.field == "access-policy window");
+}
+
 inline cudag::node named(cudag::node_params p) {
   cudag::node n;
   n.name = "target";
@@ -258,6 +267,9 @@ inline const std::vector<field_row>& rows() {
     kernel_row("memory-sync domain",
                [](kernel_node& k) { k.mem_sync_domain = cudaLaunchMemSyncDomainRemote; });
     kernel_row("shared carveout", [](kernel_node& k) { k.shared_carveout = 50; });
+    kernel_row("access-policy window", [](kernel_node& k) {
+      k.access_policy = cudag::access_policy_window{dev_y, 4096, 0.5f};
+    });
 
     auto simple_row =
         [&](std::string kind, kind_of_row rk, std::string field, std::function<node()> base,

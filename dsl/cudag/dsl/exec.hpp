@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "cudag/dsl/graph.hpp"
+#include "cudag/device_graph.hpp"
 #include "cudag/exec_core.hpp"
 #include "cudag/lean_std.hpp"
 #include "cudag/rebind.hpp"
@@ -357,6 +358,7 @@ class exec {
   /// Instantiates a lowered graph, taking over everything it points into.
   explicit exec(lowered<G>&& built, const instantiate_options& options)
       : arena_(std::move(built.arena_)), core_(std::move(built.core_)) {
+    if (options.device_launch) check_device_launchable(to_spec(arena().graph));
     core_.reinstantiate(std::move(built.graph_), options, namer());
     arena().state.exec = core_.native_exec();
     arena().rebind.template_stale.assign(G::node_count, false);
@@ -376,6 +378,15 @@ class exec {
   [[nodiscard]] exec_core& core() noexcept { return core_; }
   [[nodiscard]] cudaGraphExec_t native_exec() const noexcept { return core_.native_exec(); }
   [[nodiscard]] cudaGraph_t native_graph() const noexcept { return core_.native_graph(); }
+  /// The exec as device code launches it (cudag/device_graph.hpp). Throws
+  /// unless instantiated with instantiate_options::device_launch.
+  [[nodiscard]] device_graph device_handle() const {
+    if (!core_.device_launchable())
+      throw cudag::error("a DSL graph not instantiated for device launch "
+                         "(instantiate_options::device_launch): device code cannot launch it",
+                         cudaErrorInvalidValue);
+    return device_graph{core_.native_exec()};
+  }
 
   /// Rebinds parameters (`x = d_x2, n = 512`), type-checked at compile time,
   /// in one pass: every node reading a parameter whose value changed is

@@ -19,6 +19,7 @@
 #include <utility>
 
 #include "cudag/arguments.hpp"
+#include "cudag/launch_attributes.hpp"
 #include "cudag/dsl/arguments.hpp"
 #include "cudag/dsl/node_tuple.hpp"
 #include "cudag/dsl/node.hpp"
@@ -53,6 +54,7 @@ struct static_kernel {
   [[nodiscard]] std::string_view name() const noexcept { return function_name_of<Kernel>(); }
   static constexpr bool synchronizes_grid_dependencies = false;
   [[nodiscard]] bool synchronizes() const noexcept { return false; }
+  static constexpr bool has_attributes = false;
 };
 /// A run-time kernel (cudaKernel_t from NVRTC, or a stub address).
 template <class Signature>
@@ -65,6 +67,7 @@ struct dynamic_kernel {
   /// cannot read the ref's); the spec also keeps the ref's own.
   static constexpr bool synchronizes_grid_dependencies = false;
   [[nodiscard]] bool synchronizes() const noexcept { return ref.synchronizes_grid_dependencies; }
+  static constexpr bool has_attributes = false;
 };
 /// A kernel marked with synchronizes_grid_dependencies(): it calls
 /// cudaGridDependencySynchronize() before it reads what its predecessors
@@ -73,6 +76,13 @@ template <class Function>
 struct grid_synchronizing : Function {
   static constexpr bool synchronizes_grid_dependencies = true;
   [[nodiscard]] bool synchronizes() const noexcept { return true; }
+};
+
+/// A kernel launched with launch attributes (with_attributes()).
+template <class Function>
+struct attributed : Function {
+  static constexpr bool has_attributes = true;
+  cudag::launch_attributes attributes;
 };
 
 template <class Grid>
@@ -431,7 +441,10 @@ template <class Function, class Launch, class... P, class... S>
 struct kernel_body<Function, Launch, type_list<P...>, node_tuple<S...>> : leaf_body {
   static constexpr node_kind kind = node_kind::kernel;
   static constexpr auto refs = join_refs(Launch::refs, refs_of<S...>());  // reading order
-  static constexpr bool launch_follows_parameters = Launch::follows_parameters;
+  /// A cooperative launch reading a parameter is judged again at a rebind
+  /// (the attributes are values: any attributed launch that reads one is).
+  static constexpr bool launch_follows_parameters =
+      Launch::follows_parameters || (Function::has_attributes && Launch::refs.size() != 0);
   static constexpr bool synchronizes_grid_dependencies = Function::synchronizes_grid_dependencies;
 
   Function function;
@@ -476,9 +489,21 @@ struct kernel_body<Function, Launch, type_list<P...>, node_tuple<S...>> : leaf_b
   cudaGraphNode_t lower(storage& s, lowering_state& st, const ref_slot* slots, cudaGraph_t g,
                         native::deps_span deps, std::string_view name) const {
     fill(s, st.values, slots, name);
-    // A node with a typed dependency: CUDA's edge data on each (graph.hpp).
-    if (!st.edges.empty()) return native::add_kernel(g, deps, st.edges, s.params, name);
-    return native::add_kernel(g, deps, s.params, name);
+    if constexpr (Function::has_attributes) {
+      if (function.attributes.cooperative) check_cooperative(s.params, name);
+      // A node with a typed dependency: CUDA's edge data on each (graph.hpp).
+      const cudaGraphNode_t h = st.edges.empty()
+                                    ? native::add_kernel(g, deps, s.params, name)
+                                    : native::add_kernel(g, deps, st.edges, s.params, name);
+      native::send_launch_attributes(h, 0, function.attributes, name);
+      return h;
+    } else {
+      if (!st.edges.empty()) return native::add_kernel(g, deps, st.edges, s.params, name);
+      return native::add_kernel(g, deps, s.params, name);
+    }
+  }
+  static void check_cooperative(const cudaKernelNodeParams& k, std::string_view name) {
+    native::check_cooperative_grid(k.func, k.gridDim, k.blockDim, k.sharedMemBytes, name);
   }
   void update(storage& s, lowering_state& st, const ref_slot* slots, cudaGraphNode_t node,
               native::param_target to, std::string_view name, param_hashes) const {
@@ -491,6 +516,12 @@ struct kernel_body<Function, Launch, type_list<P...>, node_tuple<S...>> : leaf_b
   void check_launch(const lowering_state& st, const ref_slot* slots, std::string_view name) const {
     cudaKernelNodeParams k{};
     launch.apply(k, st.values, slots, name);
+    if constexpr (Function::has_attributes) {
+      if (function.attributes.cooperative) {
+        k.func = const_cast<void*>(function.pointer());
+        check_cooperative(k, name);
+      }
+    }
   }
 
   void write_spec(spec_writer& w, std::string_view name) const {
@@ -505,6 +536,7 @@ struct kernel_body<Function, Launch, type_list<P...>, node_tuple<S...>> : leaf_b
     k.function_name = function.name();
     k.keep_alive = function.keep_alive();
     k.synchronizes_grid_dependencies = function.synchronizes();
+    if constexpr (Function::has_attributes) k.attributes = function.attributes;
     launch.write(k, rules);
     k.args = views;
     w.kernel(name, k);
@@ -674,6 +706,101 @@ template <class Node>
 [[nodiscard]] constexpr auto synchronizes_grid_dependencies(const Node& node) {
   using marking = detail::grid_synchronizing_body<typename Node::body_type>;
   return detail::node_t<Node::name, typename marking::type>{marking::make(node.body)};
+}
+
+namespace detail {
+
+/// A kernel node's literal grid and which of its dimensions follow a
+/// parameter, as the launch attribute rules judge them.
+template <class... P>
+[[nodiscard]] constexpr grid_follows following_dims(const rule_launch<P...>& launch) noexcept {
+  grid_follows f;
+  for (const launch_rule& r : launch.rules) {
+    f.x = f.x || r.dim == launch_dim::grid_x;
+    f.y = f.y || r.dim == launch_dim::grid_y;
+    f.z = f.z || r.dim == launch_dim::grid_z;
+  }
+  return f;
+}
+template <class Count>
+[[nodiscard]] constexpr grid_follows following_dims(const counted_launch<Count>&) noexcept {
+  return {true, false, false};
+}
+template <class... P>
+[[nodiscard]] constexpr dim3 literal_grid(const rule_launch<P...>& launch) noexcept {
+  return launch.gridDim;
+}
+template <class Count>
+[[nodiscard]] constexpr dim3 literal_grid(const counted_launch<Count>&) noexcept {
+  return dim3(1, 1, 1);
+}
+
+/// Refuses launch attributes of node `Node` with fault `Fault`: not
+/// constexpr, so that a graph declared constexpr fails to compile here (the
+/// error names the node and the fault); at run time it throws cudag::error
+/// with check()'s message.
+template <fixed_string Node, launch_attribute_fault Fault>
+[[noreturn]] void launch_attributes_refused(dim3 grid, grid_follows follows,
+                                            const cudag::launch_attributes& a) {
+  throw cudag::error(describe_launch_attribute_fault(Fault, Node.view(), grid, follows, a),
+                     cudaErrorInvalidConfiguration, {}, std::string(Node.view()));
+}
+
+template <fixed_string Node, launch_attribute_fault Fault>
+constexpr void refuse_launch_attributes_if(unsigned faults, dim3 grid, grid_follows follows,
+                                           const cudag::launch_attributes& a) {
+  if (faults & static_cast<unsigned>(Fault)) launch_attributes_refused<Node, Fault>(grid, follows, a);
+}
+
+template <fixed_string Node>
+constexpr void check_launch_attributes(dim3 grid, grid_follows follows, const cudag::launch_attributes& a) {
+  const unsigned faults = launch_attribute_faults(grid, follows, a);
+  if (faults == 0) return;
+  using fault = launch_attribute_fault;
+  refuse_launch_attributes_if<Node, fault::cluster_partly_zero>(faults, grid, follows, a);
+  refuse_launch_attributes_if<Node, fault::cluster_over_8_blocks>(faults, grid, follows, a);
+  refuse_launch_attributes_if<Node, fault::cluster_over_a_following_dimension>(faults, grid, follows, a);
+  refuse_launch_attributes_if<Node, fault::cluster_does_not_divide_grid>(faults, grid, follows, a);
+  refuse_launch_attributes_if<Node, fault::carveout_out_of_range>(faults, grid, follows, a);
+  refuse_launch_attributes_if<Node, fault::window_at_null>(faults, grid, follows, a);
+  refuse_launch_attributes_if<Node, fault::window_ratio_out_of_range>(faults, grid, follows, a);
+}
+
+template <class Body>
+struct attributed_body;
+template <class Function, class Launch, class Params, class Args>
+struct attributed_body<kernel_body<Function, Launch, Params, Args>> {
+  using function = std::conditional_t<Function::has_attributes, Function, attributed<Function>>;
+  using type = kernel_body<function, Launch, Params, Args>;
+  static constexpr type make(const kernel_body<Function, Launch, Params, Args>& body,
+                             const cudag::launch_attributes& a) {
+    function f{body.function};
+    f.attributes = a;
+    return type{{}, f, body.launch, body.args};
+  }
+};
+
+}  // namespace detail
+
+/// Kernel node `node` launched with attributes `a` (cudag/launch_attributes.hpp),
+/// each sent to CUDA after the node is added, as the builder's are:
+///   with_attributes(kernel<"pairs", pairs>(dim3(8), 128, x, n),
+///                   {.cluster = dim3(2, 1, 1), .shared_carveout = 50})
+/// Refused where the node is declared (at compile time in a constexpr
+/// graph, naming the node and the fault; with check()'s message at run
+/// time): a cluster that does not divide the grid, of more than 8 blocks,
+/// partly zero or over a grid dimension that follows a parameter; a
+/// carveout over 100 percent; an access-policy window at a null address or
+/// with a hit ratio outside 0 to 1. A cooperative grid larger than the
+/// device holds at once is refused at lowering and at every rebind. A
+/// second with_attributes replaces the first's attributes.
+template <class Node>
+  requires requires { typename detail::attributed_body<typename Node::body_type>::type; }
+[[nodiscard]] constexpr auto with_attributes(const Node& node, const cudag::launch_attributes& a) {
+  detail::check_launch_attributes<Node::name>(detail::literal_grid(node.body.launch),
+                                              detail::following_dims(node.body.launch), a);
+  using attributing = detail::attributed_body<typename Node::body_type>;
+  return detail::node_t<Node::name, typename attributing::type>{attributing::make(node.body, a)};
 }
 
 }  // namespace cudag::dsl

@@ -9,6 +9,7 @@ void another_library_call(cudaStream_t stream);
 extern float* d_x;
 extern float* d_y;
 extern float* d_x2;
+extern int* d_steps;
 extern int count;
 extern cudaStream_t stream;
 extern float* d_noise;

@@ -20,3 +20,4 @@ __global__ void smooth(const float* in, float* out, int n);
 __global__ void decide(cudaGraphConditionalHandle expensive, const unsigned* error_bits);
 __global__ void fill_kernel(float* x, int n);
 __global__ void use_kernel(const float* in, float* out);
+__global__ void choose_next(cudag::device_graph next, int* steps, int limit);
