@@ -91,9 +91,9 @@ void verify(const char* what, int* data, int* steps, int limit) {
 }
 
 /// One graph of the device scheduler, by hand: the step, then the decision.
+/// The graph stays alive: its decide node is set on the exec later.
 cudaGraphExec_t hand_device_graph(bool is_b, int* data, int* steps, int limit, cudag::device_graph& a,
-                                  cudag::device_graph& b, cudaGraphNode_t& decide_node) {
-  cudaGraph_t g = nullptr;
+                                  cudag::device_graph& b, cudaGraph_t& g, cudaGraphNode_t& decide_node) {
   CHECK(cudaGraphCreate(&g, 0));
   void* step_args[] = {&data};
   cudaKernelNodeParams p{};
@@ -110,7 +110,6 @@ cudaGraphExec_t hand_device_graph(bool is_b, int* data, int* steps, int limit, c
   CHECK(cudaGraphAddKernelNode(&decide_node, g, &step_node, 1, &p));
   cudaGraphExec_t x = nullptr;
   CHECK(cudaGraphInstantiateWithFlags(&x, g, cudaGraphInstantiateFlagDeviceLaunch));
-  CHECK(cudaGraphDestroy(g));
   return x;
 }
 
@@ -210,9 +209,11 @@ int main(int argc, char** argv) {
   // Device scheduler by hand: the handles written into the decide nodes.
   cudag::device_graph hand_handles[2] = {};
   cudaGraphNode_t decide_nodes[2] = {};
+  cudaGraph_t hand_graphs[2] = {};
   cudaGraphExec_t hand[2];
   for (int g = 0; g < 2; ++g)
-    hand[g] = hand_device_graph(g == 1, data, steps, limit, hand_handles[0], hand_handles[1], decide_nodes[g]);
+    hand[g] = hand_device_graph(g == 1, data, steps, limit, hand_handles[0], hand_handles[1], hand_graphs[g],
+                                decide_nodes[g]);
   hand_handles[0].exec = hand[0];
   hand_handles[1].exec = hand[1];
   for (int g = 0; g < 2; ++g) {
@@ -260,6 +261,7 @@ int main(int argc, char** argv) {
   std::printf("| %.2f | %.2f | %.2f | %.2fx | %.3f |\n", median(t[0]), median(t[1]), median(t[2]),
               median(host_over_device), median(cudag_over_hand));
   for (cudaGraphExec_t x : hand) CHECK(cudaGraphExecDestroy(x));
+  for (cudaGraph_t g : hand_graphs) CHECK(cudaGraphDestroy(g));
   CHECK(cudaStreamDestroy(s));
   CHECK(cudaFreeHost(counted));
   CHECK(cudaFree(steps));

@@ -32,6 +32,10 @@ struct instantiate_options {
   bool device_launch = false;
 };
 
+/// Throws where `options` ask for what CUDA refuses together (device launch
+/// with auto-free on launch): before anything is lowered.
+void check_instantiate_options(const instantiate_options& options);
+
 struct graph_spec;
 /// Throws check_error, naming the node (by path), where `spec` holds a node
 /// CUDA refuses in a graph instantiated for device launch

@@ -383,6 +383,12 @@ void abandon_capture(cudaStream_t stream) noexcept;
 /// depends on.
 struct capture_point {
   cudaGraph_t graph = nullptr;
+  /// Read with their edge data, as CUDA 13 requires where one is of
+  /// another type than full (a kernel captured with programmatic stream
+  /// serialization, as cuBLAS and CUTLASS do on Hopper; without it the
+  /// query fails, cudaErrorLossyQuery). Nodes added after them follow them
+  /// with full edges: they wait for the whole upstream work, which every
+  /// node kind may.
   std::vector<cudaGraphNode_t> dependencies;
 };
 /// Throws, naming `name` (the graph being added), if `stream` is not

@@ -188,6 +188,8 @@ class recorder {
     cudaGraph_t graph;
     std::vector<cudaGraphNode_t> dependencies;
     bool into_existing = false;  ///< the caller's graph (stream_begin_capture_to_graph)
+    /// Each dependency's edge data, as the caller set it (empty: all full).
+    std::vector<cudaGraphEdgeData> edges;
   };
   /// (clone graph, original node) -> the node's copy (node_find_in_clone).
   std::map<std::pair<std::uintptr_t, std::uintptr_t>, std::uintptr_t> clone_nodes_;

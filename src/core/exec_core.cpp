@@ -67,12 +67,16 @@ void host_failure_sink::rethrow_if_failed() {
   throw error("host node '" + node + "' threw: " + what, cudaSuccess, {}, node);
 }
 
-unique_graph_exec instantiate_native(cudaGraph_t graph, const instantiate_options& options,
-                                     const std::function<std::string(cudaGraphNode_t)>& name_of) {
+void check_instantiate_options(const instantiate_options& options) {
   if (options.device_launch && options.auto_free_on_launch)
     throw error("instantiate options ask for device launch and auto-free on launch together, "
                 "which CUDA refuses",
-                cudaErrorInvalidValue, "cudaGraphInstantiateWithParams");
+                cudaErrorInvalidValue);
+}
+
+unique_graph_exec instantiate_native(cudaGraph_t graph, const instantiate_options& options,
+                                     const std::function<std::string(cudaGraphNode_t)>& name_of) {
+  check_instantiate_options(options);
   cudaGraphInstantiateParams params{};
   params.flags = 0;
   if (options.auto_free_on_launch) params.flags |= cudaGraphInstantiateFlagAutoFreeOnLaunch;

@@ -141,6 +141,7 @@ std::unique_ptr<exec::impl> lower_fresh(graph_spec spec, std::span<const binding
                                         const detail::dependency_rows* resolved = nullptr) {
   auto st = std::make_unique<exec::impl>();
   st->spec = std::move(spec);
+  check_instantiate_options(options);
   if (options.device_launch) check_device_launchable(st->spec);
   // Checked where it will live: the plans are keyed by each graph's address.
   const check_detail::checked_plans plans = check_detail::check_and_plan(st->spec, bindings, resolved);

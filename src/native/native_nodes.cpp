@@ -915,8 +915,9 @@ capture_point capture_in_progress(cudaStream_t stream, std::string_view name) {
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   capture_point point;
   const cudaGraphNode_t* deps = nullptr;
+  const cudaGraphEdgeData* edges = nullptr;
   std::size_t count = 0;
-  check(api().stream_get_capture_info(stream, &status, nullptr, &point.graph, &deps, nullptr, &count),
+  check(api().stream_get_capture_info(stream, &status, nullptr, &point.graph, &deps, &edges, &count),
         "cudaStreamGetCaptureInfo", name);
   if (status != cudaStreamCaptureStatusActive)
     throw error("graph '" + std::string(name) + "': the stream is not capturing" +

@@ -1168,21 +1168,34 @@ struct recorder::impl {
     if (status) *status = it == r().captures_.end() ? cudaStreamCaptureStatusNone : cudaStreamCaptureStatusActive;
     if (id) *id = it == r().captures_.end() ? 0 : reinterpret_cast<std::uintptr_t>(s);
     if (graph) *graph = it == r().captures_.end() ? nullptr : it->second.graph;
+    // As CUDA 13: dependencies of a non-default edge type are not listed
+    // to a caller that takes no edge data.
+    if (it != r().captures_.end() && edge_data == nullptr &&
+        std::any_of(it->second.edges.begin(), it->second.edges.end(),
+                    [](const cudaGraphEdgeData& e) { return e.type != cudaGraphDependencyTypeDefault || e.from_port != 0; })) {
+      r().record(line + " -> cudaErrorLossyQuery");
+      return cudaErrorLossyQuery;
+    }
     if (deps) *deps = it == r().captures_.end() ? nullptr : it->second.dependencies.data();
-    if (edge_data) *edge_data = nullptr;
+    if (edge_data) {
+      if (it != r().captures_.end()) it->second.edges.resize(it->second.dependencies.size());
+      *edge_data = it == r().captures_.end() ? nullptr : it->second.edges.data();
+    }
     if (count) *count = it == r().captures_.end() ? 0 : it->second.dependencies.size();
     if (it == r().captures_.end()) {
       r().record(line + " -> not capturing");
     } else {
       line += " -> " + pointer(it->second.graph) + " deps=[";
-      for (std::size_t k = 0; k < it->second.dependencies.size(); ++k)
+      for (std::size_t k = 0; k < it->second.dependencies.size(); ++k) {
         line += (k ? "," : "") + pointer(it->second.dependencies[k]);
+        if (k < it->second.edges.size()) line += recorded_graphs::edge_suffix(it->second.edges[k]);
+      }
       r().record(line + "]");
     }
     return cudaSuccess;
   }
   static cudaError_t stream_update_capture_dependencies(cudaStream_t s, cudaGraphNode_t* nodes,
-                                                        const cudaGraphEdgeData*, std::size_t count,
+                                                        const cudaGraphEdgeData* edges, std::size_t count,
                                                         unsigned flags) {
     std::string line = "stream_update_capture_dependencies " + pointer(s) +
                        (flags == cudaStreamSetCaptureDependencies ? " set [" : " add [");
@@ -1194,14 +1207,20 @@ struct recorder::impl {
       r().misuse(line + ": the stream is not capturing");
       return cudaErrorIllegalState;
     }
-    if (flags == cudaStreamSetCaptureDependencies) it->second.dependencies.clear();
-    it->second.dependencies.insert(it->second.dependencies.end(), nodes, nodes + count);
+    capture_state& c = it->second;
+    if (flags == cudaStreamSetCaptureDependencies) {
+      c.dependencies.clear();
+      c.edges.clear();
+    }
+    c.edges.resize(c.dependencies.size());
+    c.dependencies.insert(c.dependencies.end(), nodes, nodes + count);
+    for (std::size_t k = 0; k < count; ++k) c.edges.push_back(edges ? edges[k] : cudaGraphEdgeData{});
     r().record(line);
     return cudaSuccess;
   }
   static cudaError_t stream_begin_capture_to_graph(cudaStream_t s, cudaGraph_t g,
                                                    const cudaGraphNode_t* deps,
-                                                   const cudaGraphEdgeData*, std::size_t count,
+                                                   const cudaGraphEdgeData* edges, std::size_t count,
                                                    cudaStreamCaptureMode mode) {
     std::string line = "stream_begin_capture_to_graph " + pointer(s) + " " + pointer(g) + " deps=[";
     for (std::size_t k = 0; k < count; ++k) line += (k ? "," : "") + pointer(deps[k]);
@@ -1212,7 +1231,9 @@ struct recorder::impl {
       r().misuse(line + ": not a live graph, or the stream is already capturing");
       return cudaErrorInvalidValue;
     }
-    r().captures_[stream] = {g, std::vector<cudaGraphNode_t>(deps, deps + count), true};
+    r().captures_[stream] = {g, std::vector<cudaGraphNode_t>(deps, deps + count), true,
+                             edges ? std::vector<cudaGraphEdgeData>(edges, edges + count)
+                                   : std::vector<cudaGraphEdgeData>{}};
     r().record(line);
     return cudaSuccess;
   }

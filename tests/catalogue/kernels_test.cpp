@@ -6,6 +6,8 @@
 #include "catalogue.hpp"
 #include "cudag/builder.hpp"
 #include "cudag/check.hpp"
+#include "cudag/exec.hpp"
+#include "cudag/native_recorder.hpp"
 #include "cudag/rtc.hpp"
 
 namespace {
@@ -13,6 +15,7 @@ namespace {
 using catalogue::refusal;
 using catalogue::scale;
 using catalogue::strings;
+using catalogue::dev_x;
 namespace rtc = cudag::rtc;
 
 rtc::options sm90() {
@@ -92,6 +95,111 @@ TEST(Catalogue, NullKernelFunctionIsNamed) {
   EXPECT_EQ(std::string(c->what()),
             "kernel node 'scale' has no function (null function pointer for 'scale')");
   EXPECT_EQ(c->nodes(), (strings{"scale"}));
+}
+
+/// check()'s refusal of one kernel launched over `config`.
+std::optional<cudag::check_error> attribute_refusal(const cudag::launch_config& config) {
+  cudag::builder b("g");
+  b.kernel("pairs", CUDAG_KERNEL(scale), config, b.param<float*>("x"), 2.0f, b.param<int>("n"));
+  const cudag::graph_spec spec = b.build();
+  return refusal<cudag::check_error>([&] { cudag::check(spec); });
+}
+
+TEST(Catalogue, AClusterThatDoesNotDivideTheGrid) {
+  auto c = attribute_refusal(cudag::launch(6, 32).cluster(4));
+  ASSERT_TRUE(c);
+  EXPECT_EQ(std::string(c->what()),
+            "kernel node 'pairs' has a cluster of 4x1x1 blocks, which does not divide its grid of 6x1x1 blocks");
+  EXPECT_EQ(c->nodes(), (strings{"pairs"}));
+}
+
+TEST(Catalogue, ASharedCarveoutOverAHundredPercent) {
+  auto c = attribute_refusal(cudag::launch(6, 32).shared_carveout(120));
+  ASSERT_TRUE(c);
+  EXPECT_EQ(std::string(c->what()),
+            "kernel node 'pairs' prefers a shared-memory carveout of 120%; a carveout is 0 to 100 percent");
+}
+
+TEST(Catalogue, AnAccessPolicyWindowWithoutAnAddress) {
+  auto c = attribute_refusal(cudag::launch(6, 32).access_policy(nullptr, 1 << 20, 0.5f));
+  ASSERT_TRUE(c);
+  EXPECT_EQ(std::string(c->what()),
+            "kernel node 'pairs' has an access-policy window of 1048576 bytes at a null address");
+}
+
+TEST(Catalogue, ACooperativeGridLargerThanTheDeviceHolds) {
+  cudag::native::recorder rec;
+  rec.set_occupancy(2, 132);  // what the device answers (an H200, 256 threads)
+  {
+    cudag::builder b("g");
+    b.kernel("ring", CUDAG_KERNEL(scale), cudag::launch(300, 256).cooperative(), b.param<float*>("x"), 2.0f,
+             b.param<int>("n"));
+    const cudag::binding binds[] = {cudag::bind("x", dev_x), cudag::bind("n", 64)};
+    auto e = refusal<cudag::error>([&] { (void)cudag::instantiate(b.build(), binds); });
+    ASSERT_TRUE(e);
+    EXPECT_EQ(std::string(e->what()),
+              "kernel node 'ring' is a cooperative launch of 300 blocks, but at most 264 can be resident at "
+              "once on device 0 (2 a multiprocessor x 132 multiprocessors, at 256 threads and 0 shared bytes "
+              "a block)");
+    EXPECT_EQ(e->node(), "ring");
+    EXPECT_EQ(e->code(), cudaErrorCooperativeLaunchTooLarge);
+  }
+  catalogue::expect_no_leak(rec);
+}
+
+TEST(Catalogue, ANodeCudaRefusesInADeviceLaunchableGraph) {
+  cudag::native::recorder rec;
+  {
+    cudag::builder b("g");
+    auto x = b.param<float*>("x");
+    auto k = b.kernel("scale", CUDAG_KERNEL(scale), cudag::launch(1, 32), x, 2.0f, 64);
+    b.edge(k, b.host("report", [] {}));
+    cudag::instantiate_options o;
+    o.device_launch = true;
+    const cudag::binding binds[] = {cudag::bind("x", dev_x)};
+    auto c = refusal<cudag::check_error>([&] { (void)cudag::instantiate(b.build(), binds, o); });
+    ASSERT_TRUE(c);
+    EXPECT_EQ(std::string(c->what()),
+              "graph 'g' is instantiated for device launch, and node 'report' is a host node; a "
+              "device-launchable graph holds only kernel, memcpy, memset and child-graph nodes (CUDA refuses "
+              "the others)");
+    EXPECT_EQ(c->nodes(), (strings{"report"}));
+  }
+  EXPECT_TRUE(rec.calls().empty()) << rec.transcript();
+}
+
+TEST(Catalogue, ADeviceHandleOfAnExecNotForDeviceLaunch) {
+  cudag::native::recorder rec;
+  {
+    cudag::builder b("g");
+    b.kernel("scale", CUDAG_KERNEL(scale), cudag::launch(1, 32), b.param<float*>("x"), 2.0f, 64);
+    const cudag::binding binds[] = {cudag::bind("x", dev_x)};
+    auto ex = cudag::instantiate(b.build(), binds);
+    auto e = refusal<cudag::error>([&] { (void)ex.device_handle(); });
+    ASSERT_TRUE(e);
+    EXPECT_EQ(std::string(e->what()),
+              "graph 'g' was not instantiated for device launch (instantiate_options::device_launch): device "
+              "code cannot launch it");
+  }
+  catalogue::expect_no_leak(rec);
+}
+
+TEST(Catalogue, DeviceLaunchWithAutoFreeOnLaunch) {
+  cudag::native::recorder rec;
+  {
+    cudag::builder b("g");
+    b.kernel("scale", CUDAG_KERNEL(scale), cudag::launch(1, 32), b.param<float*>("x"), 2.0f, 64);
+    cudag::instantiate_options o;
+    o.device_launch = true;
+    o.auto_free_on_launch = true;
+    const cudag::binding binds[] = {cudag::bind("x", dev_x)};
+    auto e = refusal<cudag::error>([&] { (void)cudag::instantiate(b.build(), binds, o); });
+    ASSERT_TRUE(e);
+    EXPECT_EQ(std::string(e->what()),
+              "instantiate options ask for device launch and auto-free on launch together, which CUDA "
+              "refuses");
+  }
+  catalogue::expect_no_leak(rec);
 }
 
 }  // namespace

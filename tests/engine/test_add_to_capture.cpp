@@ -126,6 +126,40 @@ TEST(AddToCapture, TypedEdgesInsideTheSpecKeepTheirEdgeData) {
   }
 }
 
+TEST(AddToCapture, ACaptureWhoseDependenciesAreTypedIsReadWithTheirEdgeData) {
+  cudag::native::recorder rec;
+  rec.name_kernel(&scale, "scale");
+  rec.name_pointer(dev_x, "x");
+  {
+    cudag::unique_stream s = cudag::make_stream();
+    cudag::native::begin_capture(s.get(), cudaStreamCaptureModeThreadLocal, "test");
+    const cudag::binding binds[] = {cudag::bind("x", dev_x)};
+    cudag::graph_in_capture before = cudag::add_to_capture(s.get(), launched_early("before"), binds);
+    // What a library leaves after a kernel captured with programmatic
+    // stream serialization: the capture's dependency is programmatic.
+    cudaGraphNode_t last = before.nodes.back().second;
+    const cudaGraphEdgeData programmatic = cudag::native::edge_data_of(cudag::edge_kind::programmatic);
+    ASSERT_EQ(cudag::native::api().stream_update_capture_dependencies(s.get(), &last, &programmatic, 1,
+                                                                      cudaStreamSetCaptureDependencies),
+              cudaSuccess);
+    // A query without edge data is refused, as CUDA 13 refuses it.
+    cudaStreamCaptureStatus status{};
+    const cudaGraphNode_t* deps = nullptr;
+    std::size_t count = 0;
+    EXPECT_EQ(cudag::native::api().stream_get_capture_info(s.get(), &status, nullptr, nullptr, &deps, nullptr,
+                                                           &count),
+              cudaErrorLossyQuery);
+    rec.clear();
+    cudag::graph_in_capture after = cudag::add_to_capture(s.get(), looping("after"), binds);
+    cudag::unique_graph captured = cudag::native::end_capture(s.get(), "test");
+    const std::string text = lines(rec.calls());
+    EXPECT_NE(text.find("stream_get_capture_info s1 -> g1 deps=[n3:programmatic]\n"), std::string::npos) << text;
+    // The spec's roots follow it through full edges: they wait for all of it.
+    EXPECT_NE(text.find("add_kernel_node n4 g1 deps=[n3] scale"), std::string::npos) << text;
+    EXPECT_TRUE(rec.misuse().empty()) << lines(rec.misuse());
+  }
+}
+
 TEST(AddToCapture, AStreamThatIsNotCapturingIsRefusedNamingTheGraph) {
   cudag::native::recorder rec;
   cudag::unique_stream s = cudag::make_stream();
