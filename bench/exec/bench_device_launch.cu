@@ -26,21 +26,14 @@
 #include <string>
 #include <vector>
 
+#include "../common/measure.hpp"
 #include "cudag/builder.hpp"
 #include "cudag/device_graph.hpp"
 #include "cudag/exec.hpp"
 
 namespace {
 
-#define CHECK(call)                                                                          \
-  do {                                                                                       \
-    const cudaError_t code_ = (call);                                                        \
-    if (code_ != cudaSuccess) {                                                              \
-      std::fprintf(stderr, "bench_device_launch: %s:%d %s failed: %s\n", __FILE__, __LINE__, \
-                   #call, cudaGetErrorName(code_));                                          \
-      std::exit(1);                                                                          \
-    }                                                                                        \
-  } while (0)
+#define CHECK(call) BENCH_CHECK("bench_device_launch", call)
 
 constexpr int n = 256;
 constexpr int prime = 1000003;
@@ -137,11 +130,7 @@ cudag::graph_spec cudag_host_graph(bool is_b) {
   return b.build();
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
-}
+using bench::median;
 
 }  // namespace
 

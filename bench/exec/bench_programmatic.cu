@@ -23,21 +23,14 @@
 #include <string>
 #include <vector>
 
+#include "../common/measure.hpp"
 #include "cudag/builder.hpp"
 #include "cudag/edge_payoff.hpp"
 #include "cudag/exec.hpp"
 
 namespace {
 
-#define CHECK(call)                                                                       \
-  do {                                                                                    \
-    const cudaError_t code_ = (call);                                                     \
-    if (code_ != cudaSuccess) {                                                           \
-      std::fprintf(stderr, "bench_programmatic: %s:%d %s failed: %s\n", __FILE__, __LINE__, \
-                   #call, cudaGetErrorName(code_));                                       \
-      std::exit(1);                                                                       \
-    }                                                                                     \
-  } while (0)
+#define CHECK(call) BENCH_CHECK("bench_programmatic", call)
 
 __global__ void step(float* data, int n) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -100,11 +93,7 @@ cudag::graph_spec builder_chain(int kernels, unsigned blocks, int n, cudag::edge
   return b.build();
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
-}
+using bench::median;
 
 /// Resets `data` to 0..n-1, replays once, and compares with the host.
 void verify(const char* what, const std::function<void()>& replay, float* data, int n, int kernels,

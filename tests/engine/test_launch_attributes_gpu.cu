@@ -249,3 +249,52 @@ TEST(LaunchAttributesGpu, AnAccessPolicyWindowReachesCudaAndTheKernelComputesAli
 }
 
 }  // namespace
+
+namespace {
+
+// Writes the size of its block's cluster (1 without clusters).
+__global__ void cluster_size(int* out) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  namespace cg = cooperative_groups;
+  if (threadIdx.x == 0) out[blockIdx.x] = static_cast<int>(cg::this_cluster().num_blocks());
+#else
+  if (threadIdx.x == 0) out[blockIdx.x] = 1;
+#endif
+}
+
+cudag::graph_spec sized(const cudag::launch_config& config) {
+  cudag::builder b("sized");
+  b.kernel("size", CUDAG_KERNEL(cluster_size), config, b.param<int*>("out"));
+  return b.build();
+}
+
+// cudaGraphExecUpdate accepts a template whose cluster changed, yet on an
+// H200 (CUDA 13.0) the exec went on launching the old cluster (2 after an
+// update to 4, to none, to 8): exec::update refuses the change, naming the
+// node, rather than report one that did not happen, and
+// update_or_reinstantiate launches the new cluster.
+TEST(LaunchAttributesGpu, AClusterChangeIsRefusedByUpdateAndTakenByReinstantiation) {
+  REQUIRE_CLUSTERS();
+  constexpr int grid = 8;
+  cudag::device_buffer<int> out(grid);
+  const cudag::binding binds[] = {cudag::bind("out", out.data())};
+  auto e = cudag::instantiate(sized(cudag::launch(grid, 32).cluster(2)), binds);
+  auto s = cudag::make_stream();
+  const auto seen = [&]() -> std::vector<int> {
+    fill(out, poison);
+    e.launch(s.get());
+    e.synchronize(s.get());
+    const cudaError_t last = cudaGetLastError();
+    EXPECT_EQ(last, cudaSuccess) << cudaGetErrorName(last);
+    return read_back(out);
+  };
+  EXPECT_EQ(seen(), std::vector<int>(grid, 2));
+  EXPECT_THROW(e.update(sized(cudag::launch(grid, 32).cluster(4)), binds), cudag::error);
+  EXPECT_EQ(seen(), std::vector<int>(grid, 2));
+  EXPECT_TRUE(e.update_or_reinstantiate(sized(cudag::launch(grid, 32).cluster(4)), binds));
+  EXPECT_EQ(seen(), std::vector<int>(grid, 4));
+  EXPECT_TRUE(e.update_or_reinstantiate(sized(cudag::launch(grid, 32)), binds));
+  EXPECT_EQ(seen(), std::vector<int>(grid, 1));
+}
+
+}  // namespace
