@@ -172,8 +172,8 @@ TEST(DslCompileFailTwins, LaunchDimensionsWithinLimitsAreFoldedAndChecked) {
 // launch_attributes_refused (cluster_does_not_divide_grid): a cluster that
 // divides the grid compiles, and a graph made at run time refuses one that
 // does not, naming the node, with check()'s message.
-constexpr auto twin_cluster =
-    graph(with_attributes(kernel<"rows", cf::scale>(6, 32, x, 2.0f, n), {.cluster = dim3(3, 1, 1)}));
+constexpr auto twin_cluster = graph(
+    with_priority(with_attributes(kernel<"rows", cf::scale>(6, 32, x, 2.0f, n), {.cluster = dim3(3, 1, 1)}), 1));
 cudag::graph_spec rtc_cluster_spec(unsigned cluster) {
   const scale_ref k{reinterpret_cast<const void*>(&cf::scale), "scale", nullptr};
   return to_spec(graph(with_attributes(kernel<"rtc_rows">(k, dim3(6), dim3(32), x, 2.0f, n),
@@ -183,6 +183,7 @@ cudag::graph_spec rtc_cluster_spec(unsigned cluster) {
 TEST(DslCompileFailTwins, AClusterThatDividesTheGridCompiles) {
   const auto spec = to_spec(twin_cluster);
   EXPECT_EQ(std::get<cudag::kernel_node>(spec.nodes[0].params).cluster.x, 3u);
+  EXPECT_EQ(std::get<cudag::kernel_node>(spec.nodes[0].params).priority, 1);
   EXPECT_NO_THROW(cudag::check(spec));
   EXPECT_EQ(std::get<cudag::kernel_node>(rtc_cluster_spec(2).nodes[0].params).cluster.x, 2u);
   EXPECT_EQ(refusal_of([] { return rtc_cluster_spec(4); }),

@@ -37,26 +37,26 @@ constexpr cudag::launch_attributes every_attribute{
 
 // clang-format off
 constexpr auto with_each = dsl::graph(
-    dsl::with_attributes(dsl::kernel<"k", scale>(dim3(4, 2), 32, px, 1.0f, 1), every_attribute),
+    dsl::with_priority(dsl::with_attributes(dsl::kernel<"k", scale>(dim3(4, 2), 32, px, 1.0f, 1), every_attribute), 3),
     dsl::kernel<"plain", scale>(4, 32, px, 2.0f, 1),
     dsl::with_attributes(dsl::kernel<"carved", scale>(4, 32, px, 3.0f, 1), {.shared_carveout = 0}),
     dsl::edge<"k", "plain">, dsl::edge<"plain", "carved">);
 // clang-format on
 
-/// with_each by the builder, with an access-policy window on "k" where
-/// `window` is given.
+/// with_each by the builder ("k" of priority 3), with an access-policy
+/// window on "k" where `window` is given.
 cudag::graph_spec with_each_by_builder(cudag::access_policy_window window = {}) {
   cudag::builder b("g");
   auto x = b.param<float*>("x");
-  auto k = b.kernel("k", cudag::kernel_of(&scale, ""),
-                    cudag::launch(dim3(4, 2), 32)
-                        .cluster(2, 2)
-                        .cooperative()
-                        .mem_sync_domain(cudaLaunchMemSyncDomainRemote)
-                        .shared_carveout(25)
-                        .access_policy(window.base, window.bytes, window.hit_ratio, window.hit,
-                                       window.miss),
-                    x, 1.0f, 1);
+  cudag::launch_config k_config = cudag::launch(dim3(4, 2), 32)
+                                      .cluster(2, 2)
+                                      .cooperative()
+                                      .mem_sync_domain(cudaLaunchMemSyncDomainRemote)
+                                      .shared_carveout(25)
+                                      .access_policy(window.base, window.bytes, window.hit_ratio, window.hit,
+                                                     window.miss);
+  k_config.priority = 3;
+  auto k = b.kernel("k", cudag::kernel_of(&scale, ""), k_config, x, 1.0f, 1);
   auto plain = b.kernel("plain", cudag::kernel_of(&scale, ""), cudag::launch(4, 32), x, 2.0f, 1);
   auto carved =
       b.kernel("carved", cudag::kernel_of(&scale, ""), cudag::launch(4, 32).shared_carveout(0), x, 3.0f, 1);
@@ -81,6 +81,8 @@ TEST(DslLaunchAttributes, ToSpecWritesThemAsTheBuilderDoes) {
   }
   EXPECT_EQ(attributes_of_node(spec, 0),
             "cluster 2x2x1, cooperative, memory-sync domain remote, shared carveout 25%");
+  EXPECT_EQ(std::get<cudag::kernel_node>(spec.nodes[0].params).priority, 3);
+  EXPECT_EQ(std::get<cudag::kernel_node>(spec.nodes[1].params).priority, 0);
   EXPECT_EQ(attributes_of_node(spec, 1), "none");
   EXPECT_EQ(attributes_of_node(spec, 2), "shared carveout 0%");
   EXPECT_NO_THROW(cudag::check(spec));
@@ -104,7 +106,7 @@ TEST(DslLaunchAttributes, LoweringMakesTheBuildersCalls) {
     return cudag::instantiate(with_each_by_builder(), binds);
   });
   EXPECT_EQ(by_dsl, by_builder);
-  for (const char* sent : {"attribute=4 cluster=2,2,1", "attribute=2 cooperative=1",
+  for (const char* sent : {"attribute=8 priority=3", "attribute=4 cluster=2,2,1", "attribute=2 cooperative=1",
                            "attribute=10 mem_sync_domain=1", "attribute=14 shared_carveout=25",
                            "attribute=14 shared_carveout=0", "occupancy_max_active_blocks scale"})
     EXPECT_NE(by_dsl.first.find(sent), std::string::npos) << sent << "\n" << by_dsl.first;
@@ -114,10 +116,11 @@ TEST(DslLaunchAttributes, AWindowAtARunTimeAddressIsSentAsTheBuildersIs) {
   // A window's base is an address known at run time: a graph made there.
   const cudag::access_policy_window window{dev_y, 4096, 0.5f};
   const auto g = dsl::graph(
-      dsl::with_attributes(dsl::kernel<"k", scale>(dim3(4, 2), 32, px, 1.0f, 1),
-                           {.cluster = dim3(2, 2, 1), .cooperative = true,
-                            .mem_sync_domain = cudaLaunchMemSyncDomainRemote, .shared_carveout = 25,
-                            .access_policy = window}),
+      dsl::with_priority(dsl::with_attributes(dsl::kernel<"k", scale>(dim3(4, 2), 32, px, 1.0f, 1),
+                                              {.cluster = dim3(2, 2, 1), .cooperative = true,
+                                               .mem_sync_domain = cudaLaunchMemSyncDomainRemote,
+                                               .shared_carveout = 25, .access_policy = window}),
+                         3),
       dsl::kernel<"plain", scale>(4, 32, px, 2.0f, 1),
       dsl::with_attributes(dsl::kernel<"carved", scale>(4, 32, px, 3.0f, 1), {.shared_carveout = 0}),
       dsl::edge<"k", "plain">, dsl::edge<"plain", "carved">);

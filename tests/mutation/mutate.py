@@ -648,6 +648,11 @@ FAULTS = [
      "         kind == node_kind::child || kind == node_kind::captured;\n}",
      "         kind == node_kind::child || kind == node_kind::captured || kind == node_kind::empty;\n}",
      "cpu"),
+    ("dsl-priority-dropped", "the DSL lowers a kernel node without its priority",
+     "dsl/cudag/dsl/kernel_node.hpp",
+     "      native::send_launch_attributes(h, function.priority, function.attributes, name);",
+     "      native::send_launch_attributes(h, 0, function.attributes, name);",
+     "cpu"),
 ]
 
 

@@ -78,11 +78,13 @@ struct grid_synchronizing : Function {
   [[nodiscard]] bool synchronizes() const noexcept { return true; }
 };
 
-/// A kernel launched with launch attributes (with_attributes()).
+/// A kernel launched with launch attributes (with_attributes()) or a
+/// priority (with_priority()).
 template <class Function>
 struct attributed : Function {
   static constexpr bool has_attributes = true;
   cudag::launch_attributes attributes;
+  int priority = 0;  ///< honoured where instantiated with node priorities
 };
 
 template <class Grid>
@@ -495,7 +497,7 @@ struct kernel_body<Function, Launch, type_list<P...>, node_tuple<S...>> : leaf_b
       const cudaGraphNode_t h = st.edges.empty()
                                     ? native::add_kernel(g, deps, s.params, name)
                                     : native::add_kernel(g, deps, st.edges, s.params, name);
-      native::send_launch_attributes(h, 0, function.attributes, name);
+      native::send_launch_attributes(h, function.priority, function.attributes, name);
       return h;
     } else {
       if (!st.edges.empty()) return native::add_kernel(g, deps, st.edges, s.params, name);
@@ -536,7 +538,10 @@ struct kernel_body<Function, Launch, type_list<P...>, node_tuple<S...>> : leaf_b
     k.function_name = function.name();
     k.keep_alive = function.keep_alive();
     k.synchronizes_grid_dependencies = function.synchronizes();
-    if constexpr (Function::has_attributes) k.attributes = function.attributes;
+    if constexpr (Function::has_attributes) {
+      k.attributes = function.attributes;
+      k.priority = function.priority;
+    }
     launch.write(k, rules);
     k.args = views;
     w.kernel(name, k);
@@ -778,6 +783,11 @@ struct attributed_body<kernel_body<Function, Launch, Params, Args>> {
     f.attributes = a;
     return type{{}, f, body.launch, body.args};
   }
+  static constexpr type prioritized(const kernel_body<Function, Launch, Params, Args>& body, int priority) {
+    function f{body.function};
+    f.priority = priority;
+    return type{{}, f, body.launch, body.args};
+  }
 };
 
 }  // namespace detail
@@ -801,6 +811,17 @@ template <class Node>
                                               detail::following_dims(node.body.launch), a);
   using attributing = detail::attributed_body<typename Node::body_type>;
   return detail::node_t<Node::name, typename attributing::type>{attributing::make(node.body, a)};
+}
+
+/// Kernel node `node` with launch priority `priority`
+/// (cudaLaunchAttributePriority), honoured where the graph is instantiated
+/// with instantiate_options::use_node_priority; the builder's
+/// launch_config::priority. Keeps the node's other attributes.
+template <class Node>
+  requires requires { typename detail::attributed_body<typename Node::body_type>::type; }
+[[nodiscard]] constexpr auto with_priority(const Node& node, int priority) {
+  using attributing = detail::attributed_body<typename Node::body_type>;
+  return detail::node_t<Node::name, typename attributing::type>{attributing::prioritized(node.body, priority)};
 }
 
 }  // namespace cudag::dsl

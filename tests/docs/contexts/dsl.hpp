@@ -14,7 +14,8 @@ using cudag::dsl::blocks_for, cudag::dsl::buffer, cudag::dsl::captured, cudag::d
     cudag::dsl::mem_free, cudag::dsl::memcpy, cudag::dsl::memset, cudag::dsl::memset_2d,
     cudag::dsl::param, cudag::dsl::record, cudag::dsl::switch_case, cudag::dsl::to_spec,
     cudag::dsl::wait, cudag::dsl::while_loop, cudag::dsl::edge_kind,
-    cudag::dsl::synchronizes_grid_dependencies, cudag::dsl::with_attributes;
+    cudag::dsl::synchronizes_grid_dependencies, cudag::dsl::with_attributes,
+    cudag::dsl::with_priority;
 
 constexpr auto x = param<"x", float*>;
 constexpr auto y = param<"y", float*>;
