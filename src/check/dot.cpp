@@ -157,6 +157,8 @@ std::string details_of(const node& n, const kernel_labels& labels) {
           text += " block " + dims(p.block);
           if (p.shared_bytes) text += "\nshared " + std::to_string(p.shared_bytes) + " B";
           if (p.synchronizes_grid_dependencies) text += "\nsynchronizes grid dependencies";
+          if (p.priority != 0) text += "\npriority " + std::to_string(p.priority);
+          if (const std::string a = describe_launch_attributes(p); a != "none") text += "\n" + shown(a);
           for (const shape_rule& r : p.shape_rules) {
             text += "\n" + std::string(launch_dim_name(r.dim)) + " = ceil(" + shown(r.param);
             if (r.multiplier != 1) text += "*" + std::to_string(r.multiplier);

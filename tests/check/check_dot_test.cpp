@@ -338,6 +338,21 @@ TEST(Dot, AKernelThatSynchronizesItsGridDependenciesSaysSo) {
       << dot;
 }
 
+TEST(Dot, AKernelsPriorityAndLaunchAttributesAreShown) {
+  kernel_node k = kernel();
+  k.priority = 2;
+  k.cluster = dim3(2, 1, 1);
+  k.cooperative = true;
+  k.shared_carveout = 50;
+  const std::string dot = to_dot(graph({make_node("pairs", k), make_node("plain", kernel())}));
+  EXPECT_NE(dot.find("\"pairs\\nkernel\\nsome_kernel\\ngrid (4,1,1) block (128,1,1)\\npriority 2\\n"
+                     "cluster 2x1x1, cooperative, shared carveout 50%\""),
+            std::string::npos)
+      << dot;
+  EXPECT_NE(dot.find("\"plain\\nkernel\\nsome_kernel\\ngrid (4,1,1) block (128,1,1)\""), std::string::npos)
+      << dot;
+}
+
 TEST(Dot, ATypedEdgeIntoOrOutOfAClusterKeepsItsKindAndTheBorder) {
   graph_spec g = launched_early();
   g.nodes[0].params = child_of(graph({empty("inside")}, {}, {}, "helper"));
