@@ -40,10 +40,6 @@ struct launch_attributes {
 [[nodiscard]] constexpr bool has_cluster(const launch_attributes& a) noexcept {
   return a.cluster.x != 0 || a.cluster.y != 0 || a.cluster.z != 0;
 }
-[[nodiscard]] constexpr bool is_default(const launch_attributes& a) noexcept {
-  return !has_cluster(a) && !a.cooperative && a.mem_sync_domain == cudaLaunchMemSyncDomainDefault &&
-         a.shared_carveout == -1 && a.access_policy.bytes == 0;
-}
 
 /// Which grid dimensions follow a parameter (known only at lowering).
 struct grid_follows {

@@ -136,6 +136,13 @@ struct kernel_node {
   return k.cluster.x != 0 || k.cluster.y != 0 || k.cluster.z != 0;
 }
 
+/// Whether kernel node `k` has any launch attribute beyond priority (what an
+/// eager run cannot send, what lowering sends).
+[[nodiscard]] inline bool has_launch_attributes(const kernel_node& k) noexcept {
+  return has_cluster(k) || k.cooperative || k.mem_sync_domain != cudaLaunchMemSyncDomainDefault ||
+         k.shared_carveout != -1 || k.access_policy.bytes != 0;
+}
+
 /// Whether the launch attributes beyond priority (cluster, cooperative,
 /// memory-sync domain, shared-memory carveout, access-policy window) of `a`
 /// and `b` are alike.

@@ -231,7 +231,7 @@ class node_checker {
   /// could see it).
   template <class Follows>
   void check_launch_attributes(const kernel_node& k, const Follows& follows) const {
-    if (!has_cluster(k) && k.shared_carveout == -1 && k.access_policy.bytes == 0) return;
+    if (!has_launch_attributes(k)) return;
     const launch_attributes a = attributes_of(k);
     const grid_follows axes{k.grid_from.has_value() || follows(launch_dim::grid_x),
                             follows(launch_dim::grid_y), follows(launch_dim::grid_z)};

@@ -122,9 +122,7 @@ std::string describe_access_policy(const access_policy_window& w) {
 std::string describe_launch_attributes(const kernel_node& k) {
   std::string out;
   const auto add = [&](const std::string& part) { out += (out.empty() ? "" : ", ") + part; };
-  if (has_cluster(k))
-    add("cluster " + std::to_string(k.cluster.x) + "x" + std::to_string(k.cluster.y) + "x" +
-        std::to_string(k.cluster.z));
+  if (has_cluster(k)) add("cluster " + dims_text(k.cluster));
   if (k.cooperative) add("cooperative");
   if (k.mem_sync_domain == cudaLaunchMemSyncDomainRemote)
     add("memory-sync domain remote");

@@ -216,9 +216,7 @@ class lowerer {
     }
     st.handle = h;
     const kernel_node& k = std::get<kernel_node>(st.spec_node->params);
-    if (k.priority != 0 || has_cluster(k) || k.cooperative ||
-        k.mem_sync_domain != cudaLaunchMemSyncDomainDefault || k.shared_carveout != -1 ||
-        k.access_policy.bytes != 0)
+    if (k.priority != 0 || has_launch_attributes(k))
       native::send_launch_attributes(h, k.priority, attributes_of(k), st.path);
     return h;
   }
@@ -235,8 +233,8 @@ class lowerer {
             // An eager run launches with cudaLaunchKernel, which sends no
             // launch attribute: a cluster or cooperative kernel would run
             // otherwise than its graph, so it is refused.
-            if (const std::string attributes = describe_launch_attributes(p); attributes != "none")
-              throw error("kernel node '" + path + "' has launch attributes (" + attributes +
+            if (has_launch_attributes(p))
+              throw error("kernel node '" + path + "' has launch attributes (" + describe_launch_attributes(p) +
                               ") that an eager run does not send; instantiate its graph instead",
                           cudaErrorNotSupported, {}, path);
             prepare_kernel(p, index, s);

@@ -53,10 +53,15 @@ struct recorder::impl {
     }
   }
 
+  /// A kernel's name as named to the recorder, or "kernel@ADDRESS".
+  static std::string kernel_label(const void* function) {
+    auto it = r().kernels_.find(function);
+    return it != r().kernels_.end() ? it->second.first
+                                    : "kernel@" + hex(reinterpret_cast<std::uintptr_t>(function));
+  }
   static std::string kernel(const cudaKernelNodeParams& p) {
-    std::string s;
+    std::string s = kernel_label(p.func);
     auto it = r().kernels_.find(p.func);
-    s += it != r().kernels_.end() ? it->second.first : "kernel@" + hex(reinterpret_cast<std::uintptr_t>(p.func));
     s += " grid=" + dims(p.gridDim) + " block=" + dims(p.blockDim) +
          " shared=" + std::to_string(p.sharedMemBytes) + " args=[";
     if (it != r().kernels_.end()) {
@@ -1273,10 +1278,7 @@ struct recorder::impl {
   }
   static cudaError_t occupancy_max_active_blocks(int* blocks, const void* function, int block_threads,
                                                  std::size_t shared_bytes) {
-    auto it = r().kernels_.find(function);
-    const std::string line = "occupancy_max_active_blocks " +
-                             (it != r().kernels_.end() ? it->second.first
-                                                       : "kernel@" + hex(reinterpret_cast<std::uintptr_t>(function))) +
+    const std::string line = "occupancy_max_active_blocks " + kernel_label(function) +
                              " threads=" + std::to_string(block_threads) +
                              " shared=" + std::to_string(shared_bytes);
     if (const cudaError_t code = enter("occupancy_max_active_blocks", line)) return code;
