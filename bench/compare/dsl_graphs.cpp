@@ -62,9 +62,16 @@ consteval edge_table<N> lattice_table() {
 template <int N>
 inline constexpr edge_table<N> lattice_edges = lattice_table<N>();
 
+/// A lattice's node: each kernel writes its own slot of buf, beside
+/// unordered writers of other slots (a concurrent access, no race).
+template <std::size_t I>
+constexpr auto lattice_node() {
+  return with_access<0, cudag::access_mode::concurrent>(node<I>());
+}
+
 template <int N, std::size_t... I, std::size_t... E>
 constexpr auto make_lattice(std::index_sequence<I...>, std::index_sequence<E...>) {
-  return graph(node<I>()...,
+  return graph(lattice_node<I>()...,
                edge<name<std::size_t(lattice_edges<N>.from[E])>(), name<std::size_t(lattice_edges<N>.to[E])>()>...);
 }
 template <int N>

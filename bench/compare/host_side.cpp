@@ -31,6 +31,10 @@ cudag::resolved_graph spec_of(const dag& d, int readers, Reader&& reader) {
   for (int i = 0; i < d.nodes; ++i) {
     nodes.push_back(i < readers ? reader(b, buf, i)
                                 : b.kernel(node_name(i), CUDAG_KERNEL(step), cudag::launch(1, threads), buf, i, c));
+    // Each kernel writes its own slot of buf: beside the unordered writers
+    // of the other shapes, no race, which the race check is told (a chain
+    // orders them all and needs no declaration).
+    if (d.kind != shape::chain) nodes.back().access(0, cudag::access_mode::concurrent);
     for (int k = 0; k < d.dep_count(i); ++k) b.edge(nodes[std::size_t(d.deps_of(i)[k])], nodes.back());
   }
   return std::move(b).resolve();

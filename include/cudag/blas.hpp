@@ -165,12 +165,15 @@ node_ref gemm(builder& b, std::string name, const gemm_desc& desc, A&& a, B&& bm
     check_element(name, 'C', element_of<argument_type<C>>(), desc.output);
     gemm_call call(desc, name);
     std::string what = describe(desc);
-    return b.captured(
+    node_ref node = b.captured(
         std::move(name), std::move(what),
         [call](cudaStream_t s, const auto& pa, const auto& pb, const auto& pc, const auto& al,
                const auto& be) { call(s, pa, pb, pc, float(al), float(be)); },
         std::forward<A>(a), std::forward<B>(bm), std::forward<C>(c), std::forward<Alpha>(alpha),
         std::forward<Beta>(beta));
+    // The race check: A and B are only read (C is read and written).
+    node.access(0, access_mode::read).access(1, access_mode::read);
+    return node;
   }
 }
 

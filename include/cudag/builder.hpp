@@ -143,6 +143,16 @@ class node_ref {
   /// Adds edges from this node to each of `later`.
   template <class... N>
   node_ref& precede(const N&... later);
+  /// Declares how this kernel, host or captured node touches what its
+  /// pointer argument `argument` (from 0) points at, where that is not what
+  /// the argument's type says (cudag/memory_access.hpp): access_mode::read
+  /// for a `T*` it never writes, access_mode::concurrent for atomic updates
+  /// meant to overlap others, and `extent_bytes` for the bytes it touches
+  /// from the argument's address (accesses to disjoint bytes of one buffer
+  /// are no race). The race check of check() reads it; refused at once,
+  /// naming the node, for another kind of node or an argument that is not
+  /// a pointer. A second declaration of one argument replaces the first.
+  node_ref& access(std::size_t argument, access_mode mode, std::size_t extent_bytes = to_the_end);
 
  private:
   friend class builder;

@@ -59,6 +59,12 @@ class check_error : public error {
 ///   freed but never allocated, a user (mem_free counts as the last use) not
 ///   ordered after the alloc node or not ordered before the free node. A user
 ///   nested in a child or body is ordered by its enclosing node.
+/// - races (cudag/memory_access.hpp): two nodes of one graph that touch the
+///   same bytes, at least one of them writing, with no path between them in
+///   either direction ("race: 'scale' writes 'x' while 'axpy' reads it, and
+///   no path orders them"); a nested node's access counts, in every
+///   enclosing graph, as its enclosing node's. With bindings, pointer
+///   parameters bound to one address are one memory (an alias).
 /// Nesting deeper than 64 graphs (a child graph that contains itself
 /// reaches it) is refused without recursing further.
 /// Cost: O(V + E) for the structure (names hashed once into a flat table a
@@ -88,6 +94,19 @@ void check(const resolved_graph& graph, std::span<const binding> bindings);
 /// Kahn's sort, no name looked up (a cycle is refused, naming it).
 [[nodiscard]] std::vector<std::size_t> topological_order(const resolved_graph& graph);
 
+/// Two nodes that touch the same memory, one of them writing, with no path
+/// between them (what check() refuses first; analyze() lists them all).
+struct race_report {
+  std::string first;   ///< path of the node declared first in the graph where they meet
+  std::string second;
+  access_mode first_access = access_mode::read_write;
+  access_mode second_access = access_mode::read_write;
+  /// "'x'", "buffer 'tmp'", "bytes [0, 512) of buffer 'tmp'", "'x' and 'y'
+  /// (bound to the same address, 0x...)": the bytes both touch.
+  std::string memory;
+  std::string message;  ///< check()'s text
+};
+
 struct graph_analysis {
   std::vector<std::size_t> order;  ///< topological_order()
   /// Nodes on the longest dependency chain (0 for an empty graph).
@@ -106,6 +125,9 @@ struct graph_analysis {
   /// begins with a full edge is listed (its kernel starts after the upstream
   /// one completed anyway, so the early launch it allows never happens).
   std::vector<std::pair<std::string, std::string>> redundant_edges;
+  /// Every race of the whole graph (children and bodies included), each pair
+  /// of nodes and memory once, by graph and memory in order of first use.
+  std::vector<race_report> races;
 };
 
 struct analyze_options {
@@ -118,6 +140,11 @@ struct analyze_options {
   /// throws cudag::error saying so, before the costly part, instead of
   /// running for minutes (10^6 nodes and 4 * 10^6 random edges need 3 * 10^10).
   std::uint64_t redundant_edge_work_limit = std::uint64_t{1} << 32;
+  /// Every race (check()'s race rule, every pair rather than the first).
+  bool races = true;
+  /// With these bindings, pointer parameters bound to one address are one
+  /// memory (the aliases instantiate() refuses).
+  std::span<const binding> bindings = {};
 };
 
 /// Shape analyses of the top-level graph (children and bodies count as one node).

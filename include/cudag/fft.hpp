@@ -153,12 +153,18 @@ node_ref cudag_add_op(builder& b, std::string name, const transform& op, In&& in
     check_elements(op.desc, name, element_of<argument_type<In>>(), element_of<argument_type<Out>>());
     transform_call call(op.desc, name);
     std::string what = describe(op.desc);
-    return b.captured(
+    const bool overwrites_input = op.desc.dir == direction::complex_to_real;
+    node_ref node = b.captured(
         std::move(name), std::move(what),
         [call](cudaStream_t s, const auto& i, const auto& o, const auto& n) {
           call(s, i, o, static_cast<long long>(n));
         },
         std::forward<In>(in), std::forward<Out>(out), std::forward<Batch>(batch));
+    // The race check: the input is only read, but by a complex-to-real
+    // transform, which overwrites it (a captured node is read and written
+    // through every pointer unless it says less).
+    if (!overwrites_input) node.access(0, access_mode::read);
+    return node;
   }
 }
 

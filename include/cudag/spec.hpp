@@ -21,6 +21,7 @@
 #include "cudag/launch_attributes.hpp"
 #include "cudag/lean_std.hpp"
 #include "cudag/literal_bytes.hpp"
+#include "cudag/memory_access.hpp"
 #include "cudag/small_vector.hpp"
 #include "cudag/type_tag.hpp"
 
@@ -96,6 +97,13 @@ struct shape_rule {
   friend bool operator==(const shape_rule&, const shape_rule&) = default;
 };
 
+/// What a node declares about its arguments' memory (none: what their types
+/// say, memory_access.hpp).
+using access_declarations = small_vector<access_declaration, 1>;
+
+/// "argument 1 read; argument 2 concurrent, 512 bytes", or "none".
+[[nodiscard]] std::string describe_access_declarations(const access_declarations& declared);
+
 /// A kernel's arguments: the first few held in the node itself (most
 /// kernels take few), more on the heap.
 using kernel_arguments = small_vector<value, 3>;
@@ -129,6 +137,9 @@ struct kernel_node {
   /// launch-completion edge lead into it (check() refuses one otherwise).
   bool synchronizes_grid_dependencies = false;
   std::shared_ptr<const void> keep_alive;  ///< e.g. the run-time compiled module
+  /// How it touches what its pointer arguments point at, where that is not
+  /// what their types say (memory_access.hpp); the race check reads it.
+  access_declarations accesses;
 };
 
 /// Whether kernel node `k` runs in thread-block clusters.
@@ -197,6 +208,7 @@ using host_function = std::function<void(std::span<const void* const> args)>;
 struct host_node {
   std::shared_ptr<const host_function> function;
   std::vector<value> args;
+  access_declarations accesses;  ///< none: reads and writes every pointer argument
 };
 
 /// Work recorded by stream capture into a child graph (library calls such as
@@ -208,6 +220,7 @@ struct captured_node {
   std::shared_ptr<const capture_function> record;
   std::vector<value> args;
   std::string what;  ///< short description for pictures ("cublasSgemm 64x64x64")
+  access_declarations accesses;  ///< none: reads and writes every pointer argument
 };
 
 struct graph_spec;

@@ -82,6 +82,9 @@ struct kernel_view {
   unsigned shared_bytes = 0;
   std::span<const shape_rule_view> shape_rules;  ///< applied after grid_param, in order
   std::span<const value_view> args;
+  /// What the kernel declares about its pointer arguments beyond their
+  /// types (kernel_node::accesses, cudag/memory_access.hpp).
+  std::span<const access_declaration> accesses;
   /// kernel_node::synchronizes_grid_dependencies: the kernel calls
   /// cudaGridDependencySynchronize() before it reads its predecessors' writes.
   bool synchronizes_grid_dependencies = false;
@@ -102,10 +105,13 @@ class spec_writer {
               std::size_t bytes, cudaMemcpyKind kind);
   void memset(std::string_view name, const value_view& dst, const value_view& fill,
               unsigned element_size, std::size_t width, std::size_t height, std::size_t pitch_bytes);
+  /// `accesses`: what the node declares about its pointer arguments (none:
+  /// it reads and writes every one, host_node::accesses).
   void host(std::string_view name, std::shared_ptr<const host_function> function,
-            std::span<const value_view> args);
+            std::span<const value_view> args, std::span<const access_declaration> accesses = {});
   void captured(std::string_view name, std::shared_ptr<const capture_function> record,
-                std::span<const value_view> args, std::string_view what);
+                std::span<const value_view> args, std::string_view what,
+                std::span<const access_declaration> accesses = {});
   void empty(std::string_view name);
   void event_record(std::string_view name, const value_view& event);
   void event_wait(std::string_view name, const value_view& event);
@@ -133,5 +139,19 @@ class spec_writer {
   node& append(std::string_view name);
   graph_spec* spec_;
 };
+
+/// A parameter's current value, viewed: its bytes as bound.
+struct bound_value_view {
+  std::string_view name;
+  type_tag type;
+  std::span<const std::byte> bytes;
+};
+
+/// check()'s race rule over `spec` with its parameters holding `values`
+/// (pointer parameters bound to one address are one memory): throws
+/// check_error with check()'s message for the first race. Compiled in the
+/// library, so that a generated front end asking for it (the DSL exec's
+/// rebind) reads none of check()'s headers.
+void refuse_races_of_bound_values(const graph_spec& spec, std::span<const bound_value_view> values);
 
 }  // namespace cudag

@@ -16,6 +16,8 @@ struct type_tag {
   bool is_pointer = false;
   bool is_integral = false;
   bool is_signed = false;  ///< how a launch rule reads an integral value
+  /// A pointer to const: what a kernel given it only reads (memory_access.hpp).
+  bool points_to_const = false;
 
   /// Readable (demangled) name, for error messages.
   [[nodiscard]] std::string name() const;
@@ -31,7 +33,7 @@ template <class T>
   static_assert(std::is_trivially_copyable_v<U>,
                 "cudag: graph parameters and kernel arguments must be trivially copyable");
   return type_tag{&typeid(U), sizeof(U), alignof(U), std::is_pointer_v<U>, std::is_integral_v<U>,
-                  std::is_signed_v<U>};
+                  std::is_signed_v<U>, std::is_const_v<std::remove_pointer_t<U>> && std::is_pointer_v<U>};
 }
 
 /// True when a value declared as `from` may be passed where `to` is expected:

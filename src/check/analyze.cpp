@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "cudag/check.hpp"
+#include "check_passes.hpp"
 #include "graph_view.hpp"
 #include "redundant_edges.hpp"
 
@@ -32,6 +33,7 @@ graph_analysis analyze(const graph_spec& spec, analyze_options options) {
 
   if (options.redundant_edges) result.redundant_edges =
         check_detail::find_redundant_edges(view, options.redundant_edge_work_limit);
+  if (options.races) result.races = check_detail::find_races(check_detail::spec_tree(spec), options.bindings);
   return result;
 }
 

@@ -16,11 +16,24 @@
 namespace cudag {
 namespace {
 
-void run_spec_passes(const check_detail::spec_tree& tree, bool for_lowering = false) {
+// Races are judged last, with the bindings where there are any (aliases);
+// what they judge is collected while the node rules walk the nodes.
+void run_passes(const check_detail::spec_tree& tree, std::span<const binding> bindings,
+                bool with_bindings, bool for_lowering) {
+  check_detail::race_collector races(tree, bindings);
   check_detail::check_parameter_declarations(tree);
-  check_detail::check_node_rules(tree, for_lowering);
+  check_detail::check_node_rules(tree, for_lowering, &races);
   check_detail::check_conditions_used(tree);
   check_detail::check_buffer_lifetimes(tree);
+  if (with_bindings) check_detail::check_bindings(tree, bindings);
+  (void)races.judge();
+}
+
+void run_spec_passes(const check_detail::spec_tree& tree) { run_passes(tree, {}, false, false); }
+
+void run_spec_passes(const check_detail::spec_tree& tree, std::span<const binding> bindings,
+                     bool for_lowering = false) {
+  run_passes(tree, bindings, true, for_lowering);
 }
 
 
@@ -33,8 +46,7 @@ void check(const graph_spec& spec) {
 
 void check(const graph_spec& spec, std::span<const binding> bindings) {
   const check_detail::spec_tree tree(spec);
-  run_spec_passes(tree);
-  check_detail::check_bindings(tree, bindings);
+  run_spec_passes(tree, bindings);
 }
 
 void check(const resolved_graph& graph) {
@@ -44,8 +56,7 @@ void check(const resolved_graph& graph) {
 
 void check(const resolved_graph& graph, std::span<const binding> bindings) {
   const check_detail::spec_tree tree(graph.spec(), graph.rows());
-  run_spec_passes(tree);
-  check_detail::check_bindings(tree, bindings);
+  run_spec_passes(tree, bindings);
 }
 
 resolved_graph resolve(graph_spec spec) {
@@ -133,8 +144,7 @@ namespace check_detail {
 checked_plans check_and_plan(const graph_spec& spec, std::span<const binding> bindings,
                              const cudag::detail::dependency_rows* resolved) {
   const spec_tree tree = resolved ? spec_tree(spec, *resolved) : spec_tree(spec);
-  run_spec_passes(tree, true);
-  check_bindings(tree, bindings);
+  run_spec_passes(tree, bindings, true);
   checked_plans plans;
   plans.graphs.reserve(tree.size());
   for (std::size_t f = 0; f < tree.size(); ++f) {

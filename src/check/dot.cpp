@@ -16,6 +16,7 @@
 
 #include "cudag/error.hpp"
 #include "../core/display_text.hpp"
+#include "check_passes.hpp"
 #include "nesting.hpp"
 
 extern char** environ;
@@ -143,6 +144,14 @@ class kernel_labels {
   std::unordered_map<std::string, std::size_t> functions_with_;  // label -> functions
 };
 
+// "\naccess argument 1 read" where a node declares how it touches memory
+// (a narrowing or a concurrent update shows, so that no declaration hides
+// a race unseen).
+std::string declared_accesses(const access_declarations& declared) {
+  if (declared.empty()) return "";
+  return "\naccess " + shown(describe_access_declarations(declared));
+}
+
 std::string details_of(const node& n, const kernel_labels& labels) {
   return std::visit(
       [&](const auto& p) -> std::string {
@@ -159,6 +168,7 @@ std::string details_of(const node& n, const kernel_labels& labels) {
           if (p.synchronizes_grid_dependencies) text += "\nsynchronizes grid dependencies";
           if (p.priority != 0) text += "\npriority " + std::to_string(p.priority);
           if (const std::string a = describe_launch_attributes(p); a != "none") text += "\n" + shown(a);
+          text += declared_accesses(p.accesses);
           for (const shape_rule& r : p.shape_rules) {
             text += "\n" + std::string(launch_dim_name(r.dim)) + " = ceil(" + shown(r.param);
             if (r.multiplier != 1) text += "*" + std::to_string(r.multiplier);
@@ -173,7 +183,10 @@ std::string details_of(const node& n, const kernel_labels& labels) {
           if (p.height > 1) text += " x " + std::to_string(p.height) + " rows";
           return text;
         } else if constexpr (std::is_same_v<P, captured_node>) {
-          return shown(p.what);
+          return shown(p.what) + declared_accesses(p.accesses);
+        } else if constexpr (std::is_same_v<P, host_node>) {
+          const std::string declared = declared_accesses(p.accesses);
+          return declared.empty() ? declared : declared.substr(1);
         } else if constexpr (std::is_same_v<P, mem_alloc_node>) {
           return "buffer " + shown(p.buffer) + ", " + std::to_string(p.bytes) + " B";
         } else if constexpr (std::is_same_v<P, mem_free_node>) {
@@ -202,6 +215,7 @@ class dot_writer {
     out_ += "  edge [color=\"#444444\"];\n";
     ancestors_.push_back(&spec);
     write_graph(spec, "  ", "");
+    write_races(spec);
     out_ += "}\n";
     return std::move(out_);
   }
@@ -277,6 +291,7 @@ class dot_writer {
     if (std::string reads = named_operands(n); !reads.empty()) label += "\n" + reads;
     out_ += indent + id + " [label=" + dot_quoted(label) + ", shape=" + std::string(style.shape) +
             ", fillcolor=" + dot_quoted(style.fill) + "];\n";
+    id_by_path_.emplace(prefix + n.name, id);
     return drawn{id, id, ""};
   }
 
@@ -359,7 +374,27 @@ class dot_writer {
     return self;
   }
 
+  // Each race as a red dashed line between its two nodes, labelled with the
+  // memory; none for a graph whose structure check() refuses (drawn as it is).
+  void write_races(const graph_spec& spec) {
+    std::vector<race_report> races;
+    try {
+      races = check_detail::find_races(check_detail::spec_tree(spec));
+    } catch (const check_error&) {
+      return;
+    }
+    for (const race_report& r : races) {
+      const auto a = id_by_path_.find(r.first);
+      const auto b = id_by_path_.find(r.second);
+      if (a == id_by_path_.end() || b == id_by_path_.end()) continue;
+      out_ += "  " + a->second + " -> " + b->second +
+              " [dir=none, style=dashed, color=red, fontcolor=red, penwidth=2, constraint=false, label=" +
+              dot_quoted("race: " + shown(r.memory)) + "];\n";
+    }
+  }
+
   kernel_labels labels_;
+  std::unordered_map<std::string, std::string> id_by_path_;  // drawn node ids by path
   std::string out_;
   std::size_t counter_ = 0;
   std::vector<const graph_spec*> ancestors_;  // the graphs being written, outermost first

@@ -235,4 +235,29 @@ bool graph_view::reaches(std::size_t from, std::size_t to) const {
   return is_marked(to);
 }
 
+bool graph_view::reaches_back(std::size_t from, std::size_t to, std::uint32_t from_rank,
+                              std::uint32_t to_rank) const {
+  if (from == to || from_rank >= to_rank) return false;
+  // A direct edge, the usual answer, read from one row without touching
+  // the ranks and marks of the other dependencies.
+  for (auto e : boost::make_iterator_range(out_edges(static_cast<std::uint32_t>(to), dependencies_)))
+    if (target(e, dependencies_) == from) return true;
+  const std::uint32_t min_rank = from_rank;
+  next_sweep();
+  stack_.assign(1, static_cast<std::uint32_t>(to));
+  marks_[to] = mark_stamp_;
+  while (!stack_.empty()) {
+    const std::uint32_t v = stack_.back();
+    stack_.pop_back();
+    for (auto e : boost::make_iterator_range(out_edges(v, dependencies_))) {
+      const std::uint32_t u = target(e, dependencies_);
+      if (u == from) return true;
+      if (marks_[u] == mark_stamp_ || rank_[u] <= min_rank) continue;
+      marks_[u] = mark_stamp_;
+      stack_.push_back(u);
+    }
+  }
+  return false;
+}
+
 }  // namespace cudag::check_detail

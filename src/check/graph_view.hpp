@@ -90,6 +90,16 @@ class graph_view {
   /// True when a path of one or more edges leads from `from` to `to`.
   [[nodiscard]] bool reaches(std::size_t from, std::size_t to) const;
 
+  /// The same, searching back from `to` and stopping once `from` is found:
+  /// what a query between two nodes close in the order costs little.
+  /// `from_rank` and `to_rank` are their ranks where the caller holds them
+  /// (rank() otherwise: two reads of memory a query need not make).
+  [[nodiscard]] bool reaches_back(std::size_t from, std::size_t to) const {
+    return reaches_back(from, to, rank_[from], rank_[to]);
+  }
+  [[nodiscard]] bool reaches_back(std::size_t from, std::size_t to, std::uint32_t from_rank,
+                                  std::uint32_t to_rank) const;
+
   /// Marks every node reachable from `source` (source included) whose rank is
   /// at most `max_rank`; is_marked() answers until the next sweep.
   void sweep_forward(std::size_t source, std::uint32_t max_rank) const;

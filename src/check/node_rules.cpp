@@ -79,7 +79,8 @@ struct value_tally {
 class node_checker {
  public:
   node_checker(const spec_tree& tree, std::size_t frame_index, std::size_t node_index,
-               const std::vector<visible_param>& scope, bool& reads_buffers, value_tally* tally)
+               const std::vector<visible_param>& scope, bool& reads_buffers, value_tally* tally,
+               std::vector<spec_tree::param_found>* resolved = nullptr)
       : tree_(tree),
         frame_index_(frame_index),
         frame_(tree.at(frame_index)),
@@ -87,15 +88,18 @@ class node_checker {
         node_index_(node_index),
         scope_(scope),
         reads_buffers_(reads_buffers),
-        tally_(tally) {}
+        tally_(tally),
+        resolved_(resolved) {}
 
   void run() {
     check_placement();
     std::visit([this](const auto& p) { check_kind(p); }, node_.params);
     if (!node_.dependency_kinds.empty()) check_dependency_kinds();
     std::size_t position = 0;
+    if (resolved_) resolved_->clear();
     for_each_value(node_, [&](const value& v) {
-      check_value(v, position++);
+      const spec_tree::param_found found = check_value(v, position++);
+      if (resolved_) resolved_->push_back(found);
       if (tally_ == nullptr) return;
       const literal* l = std::get_if<literal>(&v.source);
       tally_->bytes += value_room(v.type.size, l ? l->bytes.size() : 0);
@@ -340,7 +344,9 @@ class node_checker {
   template <class Other>
   void check_kind(const Other&) const {}
 
-  void check_value(const value& v, std::size_t position) const {
+  /// The declaration a parameter reference resolves to (a null decl for
+  /// another value).
+  spec_tree::param_found check_value(const value& v, std::size_t position) const {
     auto where = [&] {
       return "operand " + std::to_string(position) + " of node '" + path() + "'";
     };
@@ -367,6 +373,7 @@ class node_checker {
                  where() + ")";
         });
       }
+      return *found;
     } else if (const auto* c = std::get_if<condition_ref>(&v.source)) {
       if (!tree_.find_condition(frame_index_, c->name)) {
         fail([&] {
@@ -377,6 +384,7 @@ class node_checker {
     } else if (std::holds_alternative<buffer_ref>(v.source)) {
       reads_buffers_ = true;  // resolved with the buffers' lifetimes
     }
+    return {0, nullptr};
   }
 
   const spec_tree& tree_;
@@ -387,17 +395,20 @@ class node_checker {
   const std::vector<visible_param>& scope_;
   bool& reads_buffers_;
   value_tally* tally_;  ///< null: check() alone, nothing to lower
+  /// Where wanted (the race pass), the declaration each value resolved to.
+  std::vector<spec_tree::param_found>* resolved_;
 };
 
 }  // namespace
 
-void check_node_rules(const spec_tree& tree, bool tally_values) {
+void check_node_rules(const spec_tree& tree, bool tally_values, race_collector* races) {
   for (std::size_t f = 0; f < tree.size(); ++f) {
     const auto& nodes = tree.at(f).spec().nodes;
     if (nodes.empty()) continue;
     const std::vector<visible_param> scope = visible_params(tree, f);
     bool reads_buffers = false;
     value_tally tally;
+    std::vector<spec_tree::param_found> resolved;
     for (std::size_t i = 0; i < nodes.size(); ++i) {
       // A node's rules read most of its 256 bytes; in a large graph the
       // nodes are far past the caches, and the hardware prefetcher stops at
@@ -406,7 +417,12 @@ void check_node_rules(const spec_tree& tree, bool tally_values) {
         const char* ahead = reinterpret_cast<const char*>(&nodes[i + prefetch_ahead]);
         for (std::size_t at = 0; at < sizeof(node); at += 64) __builtin_prefetch(ahead + at);
       }
-      node_checker(tree, f, i, scope, reads_buffers, tally_values ? &tally : nullptr).run();
+      node_checker(tree, f, i, scope, reads_buffers, tally_values ? &tally : nullptr,
+                   races ? &resolved : nullptr)
+          .run();
+      // The race pass reads the node while it is in the cache, and the
+      // parameters as the rules resolved them.
+      if (races) races->visit(f, i, nodes[i], resolved);
     }
     tree.at(f).reads_buffers = reads_buffers;  // every value of the frame seen
     tree.at(f).value_count = tally.count;

@@ -464,7 +464,14 @@ class differ {
     if (b.synchronizes_grid_dependencies != a.synchronizes_grid_dependencies)
       changed(path, cat({"synchronizes grid dependencies ", yes_no(b.synchronizes_grid_dependencies),
                          " -> ", yes_no(a.synchronizes_grid_dependencies)}));
+    compare_accesses(path, b.accesses, a.accesses);
     compare_args(path, b.args, a.args);
+  }
+
+  void compare_accesses(const std::string& path, const access_declarations& b, const access_declarations& a) {
+    if (b != a)
+      changed(path, cat({"declared accesses ", describe_access_declarations(b), " -> ",
+                         describe_access_declarations(a)}));
   }
 
   void compare(const memcpy_node& b, const memcpy_node& a, const node&, const std::string& path,
@@ -489,6 +496,7 @@ class differ {
   void compare(const host_node& b, const host_node& a, const node&, const std::string& path,
                std::vector<nested>&) {
     if (b.function.get() != a.function.get()) changed(path, "host function replaced by another");
+    compare_accesses(path, b.accesses, a.accesses);
     compare_args(path, b.args, a.args);
   }
 
@@ -496,6 +504,7 @@ class differ {
                const std::string& path, std::vector<nested>&) {
     if (b.record.get() != a.record.get()) changed(path, "recording replaced by another");
     compare_name(path, "what", b.what, a.what);
+    compare_accesses(path, b.accesses, a.accesses);
     compare_args(path, b.args, a.args);
   }
 

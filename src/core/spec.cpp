@@ -119,6 +119,16 @@ std::string describe_access_policy(const access_policy_window& w) {
          " of it, else " + property(w.miss);
 }
 
+std::string describe_access_declarations(const access_declarations& declared) {
+  std::string out;
+  for (const access_declaration& d : declared) {
+    out += (out.empty() ? "argument " : "; argument ") + std::to_string(d.argument) + " " +
+           std::string(access_mode_name(d.mode));
+    if (d.extent_bytes != to_the_end) out += ", " + std::to_string(d.extent_bytes) + " bytes";
+  }
+  return out.empty() ? "none" : out;
+}
+
 std::string describe_launch_attributes(const kernel_node& k) {
   std::string out;
   const auto add = [&](const std::string& part) { out += (out.empty() ? "" : ", ") + part; };

@@ -1,5 +1,7 @@
 #include "cudag/spec_writer.hpp"
 
+#include "cudag/check.hpp"
+
 #include <string>
 #include <utility>
 #include <vector>
@@ -57,6 +59,7 @@ void spec_writer::kernel(std::string_view name, const kernel_view& k) {
   for (const shape_rule_view& r : k.shape_rules)
     p.shape_rules.push_back(shape_rule{r.dim, std::string(r.param), r.multiplier, r.divisor});
   p.args = to_values(k.args);
+  p.accesses.assign(k.accesses.begin(), k.accesses.end());
   p.synchronizes_grid_dependencies = k.synchronizes_grid_dependencies;
   p.priority = k.priority;
   set_launch_attributes(p, k.attributes);
@@ -76,13 +79,17 @@ void spec_writer::memset(std::string_view name, const value_view& dst, const val
 }
 
 void spec_writer::host(std::string_view name, std::shared_ptr<const host_function> function,
-                       std::span<const value_view> args) {
-  append(name).params = host_node{std::move(function), to_values(args)};
+                       std::span<const value_view> args,
+                       std::span<const access_declaration> accesses) {
+  append(name).params = host_node{std::move(function), to_values(args),
+                                  access_declarations(accesses.begin(), accesses.end())};
 }
 
 void spec_writer::captured(std::string_view name, std::shared_ptr<const capture_function> record,
-                           std::span<const value_view> args, std::string_view what) {
-  append(name).params = captured_node{std::move(record), to_values(args), std::string(what)};
+                           std::span<const value_view> args, std::string_view what,
+                           std::span<const access_declaration> accesses) {
+  append(name).params = captured_node{std::move(record), to_values(args), std::string(what),
+                                      access_declarations(accesses.begin(), accesses.end())};
 }
 
 void spec_writer::empty(std::string_view name) { append(name).params = empty_node{}; }
@@ -147,6 +154,20 @@ void spec_writer::condition(std::string_view name, unsigned default_value, bool 
   for (const condition_decl& d : spec_->conditions)
     if (d.name == name) return;
   spec_->conditions.push_back({std::string(name), default_value, assign_default});
+}
+
+void refuse_races_of_bound_values(const graph_spec& spec, std::span<const bound_value_view> values) {
+  std::vector<binding> bound;
+  bound.reserve(values.size());
+  for (const bound_value_view& v : values)
+    bound.push_back({std::string(v.name), v.type, std::vector<std::byte>(v.bytes.begin(), v.bytes.end())});
+  analyze_options races_only;
+  races_only.redundant_edges = false;
+  races_only.bindings = bound;
+  std::vector<race_report> races = analyze(spec, races_only).races;
+  if (races.empty()) return;
+  race_report& first = races.front();
+  throw check_error(std::move(first.message), {std::move(first.first), std::move(first.second)});
 }
 
 }  // namespace cudag

@@ -22,6 +22,37 @@ const std::string& node_ref::name() const {
   return owner_->spec_.nodes[index_].name;
 }
 
+node_ref& node_ref::access(std::size_t argument, access_mode mode, std::size_t extent_bytes) {
+  (void)name();  // refuses a ref made before build() && or of a moved-from builder
+  cudag::node& n = owner_->spec_.nodes[index_];
+  const auto declare = [&](access_declarations& declared, const auto& args) {
+    const std::string where = "graph '" + owner_->spec_.name + "': " +
+                              std::string(kind_name(n.kind())) + " node '" + n.name + "'";
+    if (argument >= args.size())
+      throw error(where + " declares an access through argument " + std::to_string(argument) +
+                      ", but it takes " + std::to_string(args.size()) + " arguments",
+                  cudaSuccess, {}, n.name);
+    const value& v = args[argument];
+    if (!v.type.is_pointer && !std::holds_alternative<buffer_ref>(v.source))
+      throw error(where + " declares an access through argument " + std::to_string(argument) +
+                      ", a " + v.type.name() + ", which points at no memory",
+                  cudaSuccess, {}, n.name);
+    const access_declaration d{static_cast<std::uint32_t>(argument), mode, extent_bytes};
+    for (access_declaration& old : declared)
+      if (old.argument == d.argument) return void(old = d);
+    declared.push_back(d);
+  };
+  if (auto* k = std::get_if<kernel_node>(&n.params)) declare(k->accesses, k->args);
+  else if (auto* h = std::get_if<host_node>(&n.params)) declare(h->accesses, h->args);
+  else if (auto* c = std::get_if<captured_node>(&n.params)) declare(c->accesses, c->args);
+  else
+    throw error("graph '" + owner_->spec_.name + "': " + std::string(kind_name(n.kind())) + " node '" +
+                    n.name + "' declares an access; only kernel, host and captured nodes may (a " +
+                    std::string(kind_name(n.kind())) + " node's accesses are known)",
+                cudaSuccess, {}, n.name);
+  return *this;
+}
+
 builder::builder(std::string graph_name) { spec_.name = std::move(graph_name); }
 
 void builder::declare_param(const std::string& name, const type_tag& type, bool external_buffer) {

@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "../check/check_passes.hpp"
 #include "../check/checked_plan.hpp"
 #include "cudag/check.hpp"
 #include "cudag/rebind.hpp"
@@ -521,6 +522,30 @@ void undo_staged(exec::impl& st) noexcept {
   begin_staging(st);
 }
 
+/// Whether the staged values bind a pointer parameter to the address another
+/// pointer parameter holds (a null pointer aliases nothing).
+bool staged_alias(const exec::impl& st) {
+  for (const exec::impl::staged_param& s : st.staged) {
+    const param_state& p = st.params[s.param];
+    if (!p.type.is_pointer || std::all_of(p.bytes.begin(), p.bytes.end(), [](std::byte b) { return b == std::byte{0}; }))
+      continue;
+    for (std::size_t q = 0; q < st.params.size(); ++q)
+      if (q != s.param && st.params[q].type.is_pointer && st.params[q].bytes == p.bytes) return true;
+  }
+  return false;
+}
+
+/// Two pointer parameters bound to one address are one memory: where the
+/// staged values make such an alias, the graph's races are judged again
+/// with every value as staged (rarely: only an alias costs the pass).
+void refuse_racing_alias(const exec::impl& st) {
+  if (!staged_alias(st)) return;
+  std::vector<binding> values;
+  values.reserve(st.params.size());
+  for (const param_state& p : st.params) values.push_back(binding{p.name, p.type, p.bytes});
+  check_detail::check_races(check_detail::spec_tree(st.spec), values);
+}
+
 /// Stages a call's values (stage_each() calls exec::stage once a value) and
 /// computes the launches that follow them; a refusal of any puts all back.
 template <class StageEach>
@@ -528,6 +553,7 @@ void stage_whole(exec::impl& st, StageEach&& stage_each) {
   begin_staging(st);
   try {
     stage_each();
+    refuse_racing_alias(st);
     settle_launches(st);
   } catch (...) {
     undo_staged(st);

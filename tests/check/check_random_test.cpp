@@ -3,7 +3,7 @@
 // names with NUL and non-ASCII bytes, declarations in shuffled order) must be
 // accepted; each is then mutated once (a dangling dependency, a duplicate
 // name, a swapped node kind, a self-edge, a cycle, a free before its alloc,
-// an unknown parameter or condition, ...) and check() must refuse it with a
+// an unknown parameter or condition, a race, ...) and check() must refuse it with a
 // cudag::error naming a node, the mutated one where the mutation has one
 // culprit. check() must never crash or hang: a watchdog aborts, printing the
 // seed, when one case runs for more than 10 seconds. to_dot() must draw every
@@ -61,6 +61,8 @@ class generator {
   void make(graph_spec& top) {
     top.params = {declare<float*>("x"), declare<int>("n"), declare<cudaEvent_t>("ev")};
     fill(top, "", false, 0);
+    for (std::size_t w = 0; w < targets_; ++w)
+      top.params.push_back(declare<float*>("w" + std::to_string(w)));
   }
 
   std::vector<graph_site> graphs;
@@ -81,14 +83,18 @@ class generator {
     return name + "n" + std::to_string(index);
   }
 
-  value pointer_operand() { return param<float*>("x"); }
+  // Valid specs have no races by construction: kernels read x (through a
+  // const float*), memsets and copies write memory of their own (w0, w1,
+  // ..., declared at the top), and the users of a buffer write bytes of
+  // their own.
+  value pointer_operand() { return param<float*>("w" + std::to_string(targets_++)); }
 
   // Node kinds allowed where we are; `depth` limits nesting.
   node make_node_of_kind(std::size_t kind, const std::string& name, const std::string& prefix,
                          bool in_body, std::size_t depth, graph_spec& owner) {
     switch (kind) {
       case 0: {
-        kernel_node k = kernel({param<float*>("x"), make_literal(2.0f), param<int>("n")});
+        kernel_node k = kernel({param<const float*>("x"), make_literal(2.0f), param<int>("n")});
         if (chance(30)) k.grid_from = grid_rule{"n", 128};
         return make_node(name, std::move(k));
       }
@@ -150,7 +156,8 @@ class generator {
     if (chance(50)) std::shuffle(g.nodes.begin(), g.nodes.end(), random_);
   }
 
-  // alloc -> users -> free, the users reading the buffer.
+  // alloc -> users -> free, each user writing 16 bytes of its own (at 16 *
+  // its index: disjoint, so that users with no path between them do not race).
   void add_buffer(graph_spec& g, const std::string& prefix) {
     const std::string name = "buf" + std::to_string(buffers_++);
     const std::string alloc_name = "alloc_" + name, free_name = "free_" + name;
@@ -161,7 +168,9 @@ class generator {
     const std::size_t count = 1 + pick(3);
     for (std::size_t u = 0; u < count; ++u) {
       users.push_back("use" + std::to_string(u) + "_" + name);
-      g.nodes.push_back(make_node(users.back(), kernel({buffer<float*>(name, 16 * u)}),
+      kernel_node k = kernel({buffer<float*>(name, 16 * u)});
+      k.accesses = {access_declaration{0, access_mode::read_write, 16}};
+      g.nodes.push_back(make_node(users.back(), std::move(k),
                                   {u == 0 || chance(50) ? alloc_name : users[u - 1]}));
     }
     g.nodes.push_back(make_node(free_name, free_of(name), users));
@@ -171,6 +180,7 @@ class generator {
   std::mt19937_64 random_;
   std::size_t conditions_ = 0;
   std::size_t buffers_ = 0;
+  std::size_t targets_ = 0;  // w0, w1, ...: what memsets and copies write
 };
 
 node* find_node(graph_spec& g, const std::string& name) {
@@ -201,7 +211,7 @@ std::string mutate(generator& gen, bool& must_refuse, bool& orphans_condition, s
   node& n = g.nodes[i];
   const std::string path = site.prefix + n.name;
   orphans_condition = std::holds_alternative<conditional_node>(n.params);
-  switch (gen.pick(11)) {
+  switch (gen.pick(12)) {
     case 0:
       what = "dangling dependency";
       n.deps.push_back("ghost");
@@ -313,6 +323,16 @@ std::string mutate(generator& gen, bool& must_refuse, bool& orphans_condition, s
       }
       must_refuse = false;  // may or may not stay valid
       return "";
+    }
+    case 11: {
+      what = "race";
+      // x is only read in a valid spec: in the top-level graph, a node
+      // writing it beside one reading it, neither ordered against the other
+      // (nor against anything else). Every race then involves the writer.
+      graph_spec& top = *gen.graphs.front().spec;
+      top.nodes.push_back(make_node("race_write", memset_of(param<float*>("x"))));
+      top.nodes.push_back(make_node("race_read", kernel({param<const float*>("x")})));
+      return "race_write";
     }
     default: {
       what = "empty name";

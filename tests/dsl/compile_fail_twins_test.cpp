@@ -33,9 +33,10 @@ constexpr auto count = param<"count", int>;
 constexpr auto twin_arguments = graph(kernel<"scale_x", cf::scale>(1, 32, x, 2.0f, count),
                                       kernel<"full_call", cf::axpy>(1, 32, x, y, 3.0f, count),
                                       edge<"scale_x", "full_call">);
-// parameter_two_types: one type.
+// parameter_two_types: one type (and the two writes ordered: no race).
 constexpr auto twin_one_type = graph(memset<"clear_a">(param<"data", float*>, 0, 16),
-                                     memset<"clear_b">(param<"data", float*>, 0, 16));
+                                     memset<"clear_b">(param<"data", float*>, 0, 16),
+                                     edge<"clear_a", "clear_b">);
 // host_in_while_body / event_in_if_body / alloc_in_switch_body: allowed kinds;
 // switch_without_cases: a switch with two cases.
 constexpr auto body = graph(kernel<"step", cf::scale>(1, 32, x, 2.0f, n), memset<"reset">(y, 0, 8),
@@ -78,7 +79,8 @@ constexpr auto twin_callables = graph(
     edge<"report", "record_gemm">);
 // memset_fill / memset_destination: a 4-byte and a 2-byte fill into pointers.
 constexpr auto twin_memsets = graph(memset<"clear_y">(y, 0.0f, 1024),
-                                    memset_2d<"clear_tile">(y, 256, std::uint16_t{7}, 64, 4));
+                                    memset_2d<"clear_tile">(y, 256, std::uint16_t{7}, 64, 4),
+                                    edge<"clear_y", "clear_tile">);
 // record_event_operand / wait_event_operand: event operands.
 constexpr auto event = param<"event", cudaEvent_t>;
 constexpr auto twin_events = graph(record<"signal">(event), wait<"hold">(event), edge<"signal", "hold">);
@@ -191,6 +193,50 @@ TEST(DslCompileFailTwins, AClusterThatDividesTheGridCompiles) {
             "grid of 6x1x1 blocks");
 }
 
+// race_missing_edge: the two writers of x ordered; a graph made at run time
+// whose two kernels write through one literal address (a value the
+// compile-time rule cannot follow) is refused by check() on its spec,
+// naming both nodes.
+constexpr auto twin_race = graph(kernel<"load", cf::scale>(1, 32, x, 2.0f, n),
+                                 kernel<"scale", cf::scale>(1, 32, x, 2.0f, n),
+                                 kernel<"shift", cf::scale>(1, 32, x, 3.0f, n),
+                                 fan_out<"load", "scale", "shift">, edge<"scale", "shift">);
+cudag::graph_spec literal_address_spec(float* data) {
+  return to_spec(graph(kernel<"scale", cf::scale>(1, 32, data, 2.0f, n),
+                       kernel<"shift", cf::scale>(1, 32, data, 3.0f, n)));
+}
+// race_concurrent_beside_read: the reader declared concurrent too (both
+// update y atomically).
+constexpr auto twin_counting = graph(
+    with_access<1, access_mode::concurrent>(kernel<"count", cf::axpy>(1, 32, x, y, 1.0f, n)));
+constexpr auto twin_concurrent = graph(
+    child<"tally">(twin_counting),
+    with_access<0, access_mode::concurrent>(
+        kernel<"report", cf::axpy>(1, 32, y, param<"out", float*>, 1.0f, n)));
+// access_declared_for_value: the declaration names the pointer argument.
+constexpr auto twin_declared = graph(
+    with_access<0, access_mode::read, 128>(kernel<"scale", cf::scale>(1, 32, x, 2.0f, n)));
+
+TEST(DslCompileFailTwins, OrderedOrDeclaredAccessesCompileAndCheck) {
+  EXPECT_NO_THROW(cudag::check(to_spec(twin_race)));
+  float data[4] = {};
+  const std::string refusal = refusal_of([&] {
+    cudag::check(literal_address_spec(data));
+    return 0;
+  });
+  EXPECT_NE(refusal.find("race: 'scale' writes the memory at 0x"), std::string::npos) << refusal;
+  EXPECT_NE(refusal.find(" while 'shift' writes it, and no path orders them"), std::string::npos)
+      << refusal;
+  const cudag::graph_spec concurrent = to_spec(twin_concurrent);
+  EXPECT_NO_THROW(cudag::check(concurrent));
+  EXPECT_EQ(std::get<cudag::kernel_node>(concurrent.nodes[1].params).accesses,
+            (cudag::access_declarations{{0, access_mode::concurrent, to_the_end}}));
+  const cudag::graph_spec declared = to_spec(twin_declared);
+  EXPECT_EQ(std::get<cudag::kernel_node>(declared.nodes[0].params).accesses,
+            (cudag::access_declarations{{0, access_mode::read, 128}}));
+  EXPECT_NO_THROW(cudag::check(declared));
+}
+
 template <class T>
 T literal_of(const cudag::value& v) {
   const auto& bytes = std::get<cudag::literal>(v.source).bytes;
@@ -256,7 +302,8 @@ TEST(DslCompileFailTwins, TypedEdgesCompileAndMeanWhatTheySay) {
   rec.name_kernel(&cf::scale, "scale");
   rec.name_kernel(&cf::axpy, "axpy");
   float* const d = reinterpret_cast<float*>(0x7f00000);
-  auto e = instantiate(twin_typed_edges, x = d, y = d, n = 32);
+  float* const d2 = reinterpret_cast<float*>(0x7f10000);  // apart: one address for both would race
+  auto e = instantiate(twin_typed_edges, x = d, y = d2, n = 32);
   const std::string state = rec.exec_state(e.native_exec());
   EXPECT_NE(state.find("add_node deps=[0:programmatic,1] axpy"), std::string::npos) << state;
   EXPECT_NE(state.find("add_node deps=[2:launch_completion] scale"), std::string::npos) << state;

@@ -368,8 +368,8 @@ cudag::graph_spec everything_by_hand() {
           make("stage", stage, {"fill"}),
           make("tile", tile),
           make("log", log, {"stage"}),
-          make("copy", copy, {"stage"}),
-          make("child", cudag::child_node{child}),
+          make("copy", copy, {"stage", "tile"}),
+          make("child", cudag::child_node{child}, {"copy"}),
           make("join", cudag::empty_node{}, {"log", "copy", "child", "tile"}),
           make("done", cudag::event_record_node{par<cudaEvent_t>("event")}, {"join"}),
           make("after", cudag::event_wait_node{par<cudaEvent_t>("event")}, {"done"}),
@@ -418,7 +418,8 @@ TEST(DslSpec, EveryNodeKindMeansWhatIsWrittenAndEqualsTheBuilderSpec) {
       if_else<"branch">(go, then_body, else_body),
       chain<"tmp", "fill", "stage", "free_tmp">, fan_out<"stage", "log", "copy">,
       fan_in<"join", "log", "copy", "child", "tile">, chain<"join", "done", "after">,
-      chain<"after", "arm", "loop", "branch">);
+      chain<"after", "arm", "loop", "branch">,
+      chain<"tile", "copy", "child">);  // each writes x: ordered, no race
   // clang-format on
 
   cudag::builder b("everything");
@@ -453,6 +454,7 @@ TEST(DslSpec, EveryNodeKindMeansWhatIsWrittenAndEqualsTheBuilderSpec) {
   b.chain(alloc.node, fill, stage, free_tmp);
   stage.precede(host, copy);
   join.after(host, copy, child, tile);
+  b.chain(tile, copy, child);
   b.chain(join, done, after);
   b.chain(after, arm, loop, branch);
 

@@ -61,8 +61,10 @@ constexpr auto halves = buffer<"halves", short>;
 constexpr auto take = condition<"take">;
 
 constexpr auto inner = graph(memset<"clear_inner">(x, 0, 64),
-                             kernel<"fill_inner", scale>(blocks_for(inner_count, 32), 32, x, 1.0f, 8));
-constexpr auto inner_typed = graph(kernel<"inner_scale", scale>(1, 32, x, 1.0f, 8),
+                             kernel<"fill_inner", scale>(blocks_for(inner_count, 32), 32, x, 1.0f, 8),
+                             edge<"clear_inner", "fill_inner">);
+// Declared to only read x: it runs beside the pipeline's other readers.
+constexpr auto inner_typed = graph(with_access<0, access_mode::read>(kernel<"inner_scale", scale>(1, 32, x, 1.0f, 8)),
                                    host<"inner_note">([](long) {}, inner_count));
 constexpr auto body = graph(kernel<"times_ten", scale>(1, 32, body_out, 10.0f, 8));
 
@@ -89,7 +91,8 @@ constexpr auto pipeline = graph(
     mem_free<"drop_halves">(halves),
     fan_in<"axpy", "clear_y", "scale">,
     edges<"make_tmp -> stage -> drop_tmp", "axpy -> stage", "make_halves -> drop_halves",
-          "decide -> maybe", "axpy -> count_runs -> done", "library -> done", "nested -> done">);
+          "decide -> maybe", "axpy -> count_runs -> done", "library -> done", "nested -> done",
+          "scale -> nested">);
 // clang-format on
 
 // ------------------------------------------------------------------ nodes --
@@ -306,8 +309,9 @@ TEST(DslHanaView, GraphNamedByHanaStringsHasTheSameSpec) {
 TEST(DslHanaView, ExecMembersTakeHanaNames) {
   cudag::native::recorder rec;
   float* d = reinterpret_cast<float*>(std::uintptr_t{0x1000});
+  float* d2 = reinterpret_cast<float*>(std::uintptr_t{0x2000});  // apart: one address for both would race
   {
-    auto e = instantiate(head_hana, x = d, y = d, param<hv::name(BOOST_HANA_STRING("n")), int> = 64);
+    auto e = instantiate(head_hana, x = d, y = d2, param<hv::name(BOOST_HANA_STRING("n")), int> = 64);
     e.set_enabled<hv::name(BOOST_HANA_STRING("scale"))>(false);
     EXPECT_FALSE(e.enabled<hv::name(scale_name)>());
     EXPECT_FALSE(e.enabled<"scale">());

@@ -18,7 +18,8 @@
 //   CUDAG_RULES_CASE   run only this case number
 //
 // Generated: top-level nodes of several kinds (kernels and host nodes
-// reading parameters, buffers and conditions; memsets writing a buffer;
+// reading parameters, buffers and conditions, some pointers declared only
+// read; memsets writing a buffer;
 // empty nodes; mem alloc and free nodes; if/if-else/while/switch nodes whose
 // bodies hold kernels, memsets, empty nodes and nested conditionals; child
 // graphs reading the graph's buffers, holding buffers of their own or
@@ -125,6 +126,9 @@ struct read {
   ref_kind kind = ref_kind::param;
   std::string name;
   int type = 0;  ///< parameters: index into param_types
+  /// A pointer a kernel or host node declares it only reads (with_access;
+  /// the spec node's accesses): no race with other readers.
+  bool declared_read = false;
 };
 
 struct model_node {
@@ -205,6 +209,7 @@ enum class category {
   used_never_allocated,
   untested_condition,
   tested_twice,
+  race,
   other,
 };
 const char* category_name(category c) {
@@ -221,6 +226,7 @@ const char* category_name(category c) {
                                 "used_never_allocated",
                                 "untested_condition",
                                 "tested_twice",
+                                "race",
                                 "other"};
   return names[int(c)];
 }
@@ -333,7 +339,8 @@ class case_maker {
     const int p = uniform(0, int(c_.param_type.size()) - 1);
     int type = c_.param_type[std::size_t(p)];
     if (wrong_type) type = (type + uniform(1, type_count - 1)) % type_count;
-    return {ref_kind::param, numbered("p", p), type};
+    return {ref_kind::param, numbered("p", p), type,
+            param_types[type].tag().is_pointer && chance(0.75)};
   }
 
   conditional_kind random_conditional() {
@@ -702,6 +709,7 @@ class case_maker {
         const read right = param_read();
         read wrong = right;
         wrong.type = (right.type + uniform(1, type_count - 1)) % type_count;
+        wrong.declared_read = wrong.declared_read && param_types[wrong.type].tag().is_pointer;
         for (const read& r : std::vector<read>{right, wrong}) {
           std::vector<model_node*> readers;  // anew: add_node moves the nodes
           for (model_node& n : c_.nodes)
@@ -852,11 +860,20 @@ class case_maker {
 void flatten_refs(const model_node& n, std::vector<dsl::shape_reference>& out) {
   // As the DSL's nodes list them: an alloc or free its buffer; a conditional
   // its condition, then its bodies' references; a kernel its arguments.
+  // Memory (cudag/memory_access.hpp): a kernel's or host node's pointer
+  // parameters (none points to const here) and buffers are read and
+  // written, a memset's buffer written.
   if (n.kind == node_kind::mem_alloc || n.kind == node_kind::mem_free)
     out.push_back({ref_kind::buffer, n.buffer, nullptr});
   if (n.kind == node_kind::conditional) out.push_back({ref_kind::condition, n.condition, nullptr});
-  for (const read& r : n.reads)
-    out.push_back({r.kind, r.name, r.kind == ref_kind::param ? param_types[r.type].dsl : nullptr});
+  for (const read& r : n.reads) {
+    dsl::shape_reference ref{r.kind, r.name,
+                             r.kind == ref_kind::param ? param_types[r.type].dsl : nullptr};
+    ref.touches_memory = r.kind == ref_kind::buffer ||
+                         (r.kind == ref_kind::param && param_types[r.type].tag().is_pointer);
+    if (r.declared_read) ref.access = cudag::access_mode::read;
+    out.push_back(std::move(ref));
+  }
   for (const auto& body : n.bodies)
     for (const model_node& m : body) flatten_refs(m, out);
 }
@@ -944,13 +961,19 @@ cudag::node spec_node(const model_node& n) {
   cudag::node out;
   out.name = n.name;
   std::vector<cudag::value> args;
-  for (const read& r : n.reads) args.push_back(value_of(r));
+  cudag::access_declarations accesses;
+  for (const read& r : n.reads) {
+    if (r.declared_read)
+      accesses.push_back({std::uint32_t(args.size()), cudag::access_mode::read, cudag::to_the_end});
+    args.push_back(value_of(r));
+  }
   switch (n.kind) {
     case node_kind::kernel: {
       cudag::kernel_node k;
       k.function = reinterpret_cast<const void*>(&kernel_stub);
       k.function_name = "kernel_stub";
       k.args = std::move(args);
+      k.accesses = std::move(accesses);
       out.params = std::move(k);
       break;
     }
@@ -959,6 +982,7 @@ cudag::node spec_node(const model_node& n) {
       h.function =
           std::make_shared<const cudag::host_function>([](std::span<const void* const>) {});
       h.args = std::move(args);
+      h.accesses = std::move(accesses);
       out.params = std::move(h);
       break;
     }
@@ -1108,6 +1132,12 @@ finding from_dsl(const dsl::shape_verdict& v) {
     const std::vector<std::string> w = split(m, " ");
     f.nodes = {w[1]};
     f.subject = w[4];
+  } else if (v.problem == P::race) {
+    // "'A' writes 'x' while 'B' reads it, ..." (or "buffer 'x'", "bytes [0, n) of 'x'")
+    f.what = category::race;
+    const std::vector<std::string> quoted = split(m, "'");
+    f.nodes = {quoted[1], quoted[5]};
+    f.subject = quoted[3];
   } else if (v.error == "condition_tested_by_no_conditional_node") {
     // "C (read by node K)"
     f.what = category::untested_condition;
@@ -1133,6 +1163,7 @@ category category_of_check(const std::string& m) {
   if (has("but is not ordered")) return category::outside_lifetime;
   if (has("no conditional node uses it")) return category::untested_condition;
   if (has("is tested by two conditional nodes")) return category::tested_twice;
+  if (m.starts_with("race: ")) return category::race;
   return category::other;
 }
 
@@ -1198,6 +1229,10 @@ std::string naming_mismatch(const finding& d, const finding& c) {
     case category::tested_twice:
       if (!mentions("condition", d.subject)) return "check() does not name condition " + d.subject;
       break;
+    case category::race:
+      if (c.text.find("'" + d.subject + "'") == std::string::npos)
+        return "check() does not name memory " + d.subject;
+      break;
     default:
       break;
   }
@@ -1219,7 +1254,8 @@ void print_refs(std::ostream& os, const model_node& n) {
     os << (first ? "" : ", ");
     first = false;
     if (r.kind == ref_kind::param)
-      os << "param<\"" << r.name << "\", " << param_types[r.type].name << ">";
+      os << "param<\"" << r.name << "\", " << param_types[r.type].name << ">"
+         << (r.declared_read ? " (declared read)" : "");
     if (r.kind == ref_kind::buffer) os << "buffer<\"" << r.name << "\">";
     if (r.kind == ref_kind::condition) os << "condition<\"" << r.name << "\">";
   }
@@ -1321,6 +1357,19 @@ TEST(RulesDifferential, DslRulesAndCheckAgreeOnRandomShapes) {
 
     std::map<category, int> injected;
     for (fault f : c.faults) ++injected[category_of(f)];
+    // Races are not injected: a base graph's nodes reading a pointer
+    // parameter or buffer, or a memset writing a buffer, may meet without a
+    // path. Each is a fault of its own (check()'s list of them, where the
+    // shape lets it be computed; else the shape's faults come first).
+    std::size_t faults = c.faults.size();
+    try {
+      cudag::analyze_options all_races;
+      all_races.redundant_edges = false;
+      const std::size_t races = cudag::analyze(spec, all_races).races.size();
+      if (races != 0) injected[category::race] = int(races);
+      faults += races;
+    } catch (const std::exception&) {
+    }
     std::string problem;
     if ((d.what == category::none) != (k.what == category::none)) {
       problem = d.what == category::none ? "the DSL accepts the graph, check() refuses it"
@@ -1341,7 +1390,7 @@ TEST(RulesDifferential, DslRulesAndCheckAgreeOnRandomShapes) {
       if (d.what == category::other || k.what == category::other || !d_injected || !k_injected) {
         problem = std::string(!d_injected ? "the DSL" : "check()") + " refuses for " +
                   category_name(!d_injected ? d.what : k.what) + ", a fault not injected";
-      } else if (c.faults.size() == 1 || (d.what == k.what && injected[d.what] == 1)) {
+      } else if (faults == 1 || (d.what == k.what && injected[d.what] == 1)) {
         if (d.what != k.what) {
           problem = "they refuse for different reasons";
         } else {
@@ -1349,7 +1398,7 @@ TEST(RulesDifferential, DslRulesAndCheckAgreeOnRandomShapes) {
           ++compared_names;
         }
       }
-      if (c.faults.size() > 1) ++several;
+      if (faults > 1) ++several;
       if (problem.empty() && d.what == k.what) ++refused[d.what];
     }
     if (problem.empty()) continue;
@@ -1436,6 +1485,27 @@ TEST(RulesDifferential, CheckShapeGivesTheCompileErrors) {
                                   {"clear_y", "combine"},
                                   {"warm", "combine", programmatic}}};
   EXPECT_TRUE(dsl::check_shape(fitting).ok()) << dsl::check_shape(fitting).message;
+
+  // race_missing_edge: x written by two kernels the fan-out leaves
+  // unordered; race_concurrent_beside_read: a concurrent update (inside a
+  // child graph) beside a reader.
+  dsl::shape_reference written = x;
+  written.touches_memory = true;
+  dsl::shape_description racy{{kernel("load", {written}), kernel("scale", {written}),
+                               kernel("shift", {written})},
+                              {{"load", "scale"}, {"load", "shift"}}};
+  v = dsl::check_shape(racy);
+  EXPECT_EQ(v.error, "race");
+  EXPECT_EQ(v.message, "'scale' writes 'x' while 'shift' writes it, and no path orders them");
+  dsl::shape_reference counted{ref_kind::param, "y", dsl::type_id_of<float*>, true,
+                               cudag::access_mode::concurrent};
+  dsl::shape_reference read_y{ref_kind::param, "y", dsl::type_id_of<float*>, true,
+                              cudag::access_mode::read};
+  shape_node tally{"tally", node_kind::child, {counted}, "", "", "", {}};
+  v = dsl::check_shape(dsl::shape_description{{tally, kernel("report", {read_y})}, {}});
+  EXPECT_EQ(v.error, "race");
+  EXPECT_EQ(v.message,
+            "'tally' updates concurrently 'y' while 'report' reads it, and no path orders them");
 
   dsl::shape_description empty_name{{kernel("start"), kernel("")}, {}};
   v = dsl::check_shape(empty_name);
@@ -1539,6 +1609,9 @@ void expect_same_shape(const char* what) {
   EXPECT_EQ(r.orphan_free_buffer, s.orphan_free_buffer);
   EXPECT_EQ(r.untested_condition.view(), s.untested_condition.view());
   EXPECT_EQ(r.unallocated_use.view(), s.unallocated_use.view());
+  EXPECT_EQ(r.race_first, s.race_first);
+  EXPECT_EQ(r.race_second, s.race_second);
+  EXPECT_EQ(r.race_memory, s.race_memory);
   EXPECT_EQ(r.forbidden_path.view(), s.forbidden_path.view());
   EXPECT_TRUE(same_range(r.names, s.names));
   EXPECT_TRUE(same_range(r.position, s.position));
@@ -1565,6 +1638,7 @@ TEST(RulesDifferential, RunTimeRulesComputeTheCompilersShape) {
   using namespace cudag::dsl;
   constexpr auto x = param<"x", float*>;
   constexpr auto n = param<"n", int>;
+  constexpr auto y = param<"y", float*>;
   constexpr auto tmp = buffer<"tmp", float>;
   constexpr auto more = condition<"more", 1>;
   constexpr auto body = graph(kernel<"step", scale>(1, 32, x, 2.0f, n),
@@ -1643,7 +1717,7 @@ TEST(RulesDifferential, RunTimeRulesComputeTheCompilersShape) {
   // Typed edges: kinds kept beside the dependencies only where one is typed.
   using consume = decltype(synchronizes_grid_dependencies(kernel<"consume", scale>(1, 32, x, 2.0f, n)));
   using typed = shape_of<decltype(kernel<"produce", scale>(1, 32, x, 2.0f, n)), consume,
-                         decltype(memset<"clear">(x, 0, 32)),
+                         decltype(memset<"clear">(y, 0, 32)),
                          decltype(edge<"produce", "consume", edge_kind::launch_completion>),
                          decltype(edge<"clear", "consume">),
                          decltype(edge<"produce", "consume", edge_kind::launch_completion>)>;
@@ -1665,6 +1739,21 @@ TEST(RulesDifferential, RunTimeRulesComputeTheCompilersShape) {
                                decltype(edge<"clear", "consume", edge_kind::programmatic>)>;
   static_assert(from_memset::shape.problem == dsl::shape_problem::typed_edge_not_between_kernels);
   expect_same_shape<from_memset>("a typed edge from a memset node");
+
+  // Races: a memset and a kernel writing x, unordered; a reader declared so
+  // beside a writer, then ordered after it.
+  using racy = shape_of<decltype(kernel<"produce", scale>(1, 32, x, 2.0f, n)),
+                        decltype(memset<"clear">(x, 0, 32))>;
+  static_assert(racy::shape.problem == dsl::shape_problem::race);
+  expect_same_shape<racy>("a race");
+  using reader = decltype(with_access<0, access_mode::read>(kernel<"peek", scale>(1, 32, x, 2.0f, n)));
+  using read_beside_write = shape_of<decltype(kernel<"produce", scale>(1, 32, x, 2.0f, n)), reader>;
+  static_assert(read_beside_write::shape.problem == dsl::shape_problem::race);
+  expect_same_shape<read_beside_write>("a read beside a write");
+  using read_after_write = shape_of<decltype(kernel<"produce", scale>(1, 32, x, 2.0f, n)), reader,
+                                    decltype(edge<"produce", "peek">)>;
+  static_assert(read_after_write::shape.problem == dsl::shape_problem::none);
+  expect_same_shape<read_after_write>("a read after a write");
 }
 
 }  // namespace

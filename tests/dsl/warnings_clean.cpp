@@ -106,7 +106,9 @@ inline constexpr auto every_kind = graph(
     fan_in<"pick", "either", "again">,
     edge<"set_rows", "pick">,
     edges<"drain -> sub -> maybe -> join -> note", "hold -> decide -> maybe",
-          "decide_which -> pick", "decide_more -> either", "lib -> join -> rec">);
+          "decide_which -> pick", "decide_more -> either", "lib -> join -> rec">,
+    // Nodes writing one memory (out, side) ordered: no race.
+    edges<"either -> again", "pick -> sub", "sum -> set_rows -> lib -> either">);
 // clang-format on
 
 // Shape rules: launch dimensions that follow parameters (dims, scaled,

@@ -45,6 +45,7 @@ cudag::graph_spec every_kind() {
   b.chain(m, k, c, h, r);
   b.chain(w, a.node, u, f);
   b.chain(ch, loop, cap);
+  b.edge(h, ch);  // the child and the library call touch x too: after the first chain
   return b.build();
 }
 

@@ -24,6 +24,7 @@ namespace {
 // Host functions stand in for kernels: the recorder shows their names.
 void produce(float* x, int n) { (void)x, (void)n; }
 void consume(const float* x, float* y, int n) { (void)x, (void)y, (void)n; }
+void inspect(const float* x, int n) { (void)x, (void)n; }
 
 using engine_test::dev_x;
 using engine_test::dev_y;
@@ -32,6 +33,7 @@ using engine_test::lines;
 void name_everything(cudag::native::recorder& rec) {
   rec.name_kernel(&produce, "produce");
   rec.name_kernel(&consume, "consume");
+  rec.name_kernel(&inspect, "inspect");
   rec.name_pointer(dev_x, "x");
   rec.name_pointer(dev_y, "y");
 }
@@ -205,8 +207,8 @@ TEST(ProgrammaticEdges, TypedEdgesInsideChildGraphsAndBodiesAreLoweredWithTheirD
   (void)b.param<float*>("x");
   (void)b.param<float*>("y");
   auto flag = b.condition("flag", 1);
-  b.child("stage", resolved_body);
-  b.if_then("maybe", flag, resolved_body);
+  auto stage = b.child("stage", resolved_body);
+  b.if_then("maybe", flag, resolved_body).after(stage);  // both bodies write x and y
   auto e = cudag::instantiate(std::move(b).resolve(), bindings());
   const std::string state = rec.exec_state(e.native_exec());
   EXPECT_NE(state.find("0/b0/1 add_node deps=[0/b0/0:programmatic] consume"), std::string::npos) << state;
@@ -296,17 +298,19 @@ TEST(ProgrammaticEdges, ADslGraphRecordsTheBuildersCallsEdgeDataIncluded) {
 // Typed edges inside a child graph and a conditional body, beside kernel
 // nodes of full edges only (finish, in the same graph; after, in a graph of
 // full edges): each lowered with its edge data or none, as the builder's.
+// finish only reads x, beside consume, which reads it too; the child and the
+// conditional write x and y, so they run in turn.
 // clang-format off
 constexpr auto dsl_body = dsl::graph(
     dsl::kernel<"produce", produce>(1, 32, px, 32),
     dsl::synchronizes_grid_dependencies(dsl::kernel<"consume", consume>(1, 32, px, py, 32)),
-    dsl::kernel<"finish", produce>(1, 32, px, 16),
+    dsl::kernel<"finish", inspect>(1, 32, px, 16),
     dsl::edge<"produce", "consume", dsl::edge_kind::programmatic>, dsl::edge<"produce", "finish">);
 constexpr auto dsl_outer = dsl::graph(
     dsl::child<"stage">(dsl_body),
     dsl::if_then<"maybe">(dsl::condition<"flag", 1>, dsl_body),
     dsl::kernel<"after", produce>(1, 32, px, 32),
-    dsl::edge<"maybe", "after">);
+    dsl::edge<"stage", "maybe">, dsl::edge<"maybe", "after">);
 // clang-format on
 
 TEST(ProgrammaticEdges, DslTypedEdgesInChildGraphsAndBodiesRecordTheBuildersCalls) {
@@ -317,7 +321,7 @@ TEST(ProgrammaticEdges, DslTypedEdgesInChildGraphsAndBodiesRecordTheBuildersCall
   auto bp = body.kernel("produce", CUDAG_KERNEL(produce), cudag::launch(1, 32), bx, 32);
   auto bc = body.kernel("consume", cudag::synchronizes_grid_dependencies(CUDAG_KERNEL(consume)),
                         cudag::launch(1, 32), bx, by, 32);
-  auto bf = body.kernel("finish", CUDAG_KERNEL(produce), cudag::launch(1, 32), bx, 16);
+  auto bf = body.kernel("finish", CUDAG_KERNEL(inspect), cudag::launch(1, 32), bx, 16);
   body.edge(bp, bc, cudag::edge_kind::programmatic);
   body.edge(bp, bf);
   const cudag::graph_spec body_spec = body.build();
@@ -325,8 +329,8 @@ TEST(ProgrammaticEdges, DslTypedEdgesInChildGraphsAndBodiesRecordTheBuildersCall
   auto x = b.param<float*>("x");
   (void)b.param<float*>("y");
   auto flag = b.condition("flag", 1);
-  b.child("stage", body_spec);
-  auto maybe = b.if_then("maybe", flag, body_spec);
+  auto stage = b.child("stage", body_spec);
+  auto maybe = b.if_then("maybe", flag, body_spec).after(stage);
   auto after = b.kernel("after", CUDAG_KERNEL(produce), cudag::launch(1, 32), x, 32);
   b.edge(maybe, after);
   EXPECT_EQ(by_dsl, record_builder(std::move(b).resolve()));
@@ -334,7 +338,7 @@ TEST(ProgrammaticEdges, DslTypedEdgesInChildGraphsAndBodiesRecordTheBuildersCall
       << by_dsl.second;
   EXPECT_NE(by_dsl.second.find("1/b0/1 add_node deps=[1/b0/0:programmatic] consume"), std::string::npos)
       << by_dsl.second;
-  EXPECT_NE(by_dsl.second.find("0/b0/2 add_kernel_node deps=[0/b0/0] produce"), std::string::npos)
+  EXPECT_NE(by_dsl.second.find("0/b0/2 add_kernel_node deps=[0/b0/0] inspect"), std::string::npos)
       << by_dsl.second;
   EXPECT_NE(by_dsl.second.find("add_kernel_node deps=[1] produce"), std::string::npos) << by_dsl.second;
 }
@@ -349,6 +353,7 @@ TEST(EdgePayoff, FullEdgesDropEveryKindInTheTreeAndKeepTheMarkers) {
   cudag::node stage;
   stage.name = "stage";
   stage.params = cudag::child_node{nested};
+  stage.deps = {"drain"};  // it writes x and y too: after the top-level pipeline
   spec.nodes.push_back(stage);
   EXPECT_EQ(cudag::typed_edge_count(spec), 4u);
   const cudag::graph_spec full = cudag::with_full_edges(spec);

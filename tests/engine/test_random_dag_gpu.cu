@@ -75,8 +75,13 @@ cudag::graph_spec declare(const random_dag& d, bool with_edges) {
   std::vector<bool> declared(d.nodes, false);
   std::size_t form = 0;
   for (int id : d.declaration) {
+    // The ticket is taken with atomics, and each node writes only its own
+    // begin[id] and end[id]: updates meant to run beside each other's.
     ref[id] = b.kernel(d.names[id], CUDAG_KERNEL(ordered_ticket), cudag::launch(1, 1), ticket,
                        begin, end, spin, id);
+    ref[id]->access(0, cudag::access_mode::concurrent)
+        .access(1, cudag::access_mode::concurrent)
+        .access(2, cudag::access_mode::concurrent);
     declared[id] = true;
     if (!with_edges) continue;
     for (auto [from, to] : d.edges) {

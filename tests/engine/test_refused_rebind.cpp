@@ -92,8 +92,8 @@ TEST(RefusedRebind, ACapturedReaderInAChildGraphRefusesBeforeAnythingIsSent) {
                  inner.param<float*>("x"));
   cudag::builder b("g");
   auto x = b.param<float*>("x");
-  b.kernel("top", &scale, cudag::launch(1, 32), x, 1.0f, 1);
-  b.child("stage", inner.build());
+  auto top = b.kernel("top", &scale, cudag::launch(1, 32), x, 1.0f, 1);
+  b.child("stage", inner.build()).after(top);  // both touch x: in turn
   const cudag::binding binds[] = {cudag::bind("x", dev_x)};
   auto e = cudag::instantiate(b.build(), binds);
   rec.clear();
@@ -115,8 +115,8 @@ TEST(RefusedRebind, AnUpdateCudaRefusesLeavesTheOldValuesAndMayBeTriedAgain) {
   name_everything(rec);
   cudag::builder b("g");
   auto x = b.param<float*>("x");
-  b.kernel("first", &scale, cudag::launch(1, 32), x, 1.0f, 1);
-  b.kernel("second", &scale, cudag::launch(1, 32), x, 2.0f, 2);
+  auto first = b.kernel("first", &scale, cudag::launch(1, 32), x, 1.0f, 1);
+  b.kernel("second", &scale, cudag::launch(1, 32), x, 2.0f, 2).after(first);  // both write x
   const cudag::binding binds[] = {cudag::bind("x", dev_x)};
   auto e = cudag::instantiate(b.build(), binds);
   e.set_rebind_policy(cudag::rebind_policy::whole_graph_update);
@@ -170,14 +170,14 @@ TEST(RefusedRebind, TheHostCallableARefusedUpdateLeavesRunningStaysAlive) {
   EXPECT_TRUE(rec.misuse().empty()) << lines(rec.misuse());
 }
 
-/// Two kernels reading x; the second's literal and priority as given.
+/// Two kernels updating x in turn; the second's literal and priority as given.
 cudag::graph_spec two_kernels(float second_literal, int second_priority = 0) {
   cudag::builder b("g");
   auto x = b.param<float*>("x");
-  b.kernel("first", &scale, cudag::launch(1, 32), x, 1.0f, 1);
+  auto first = b.kernel("first", &scale, cudag::launch(1, 32), x, 1.0f, 1);
   auto config = cudag::launch(1, 32);
   config.priority = second_priority;
-  b.kernel("second", &scale, config, x, second_literal, 2);
+  b.kernel("second", &scale, config, x, second_literal, 2).after(first);
   return b.build();
 }
 

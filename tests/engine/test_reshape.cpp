@@ -308,17 +308,19 @@ TEST(UpdateByName, ATopologyChangeIsRefusedNamingTheNode) {
   name_everything(rec);
   auto e = cudag::instantiate(mlp(), at_batch(40));
   rec.clear();
-  cudag::graph_spec fewer = mlp();
-  fewer.nodes[2].deps.clear();  // l3 no longer waits for l2
+  // l3 also waits for l1 directly: another topology. (Dropping l2 -> l3
+  // instead would be refused first as a race: l2 writes x, which l3 reads.)
+  cudag::graph_spec more = mlp();
+  more.nodes[2].deps.push_back("l1");
   try {
-    e.update(fewer, at_batch(40));
+    e.update(more, at_batch(40));
     FAIL() << "expected a refusal";
   } catch (const cudag::error& err) {
     EXPECT_EQ(err.node(), "l3");
     EXPECT_EQ(std::string(err.what()),
               "update: graph 'mlp' cannot be updated in place: node 'l3' changes its dependencies or their kinds; "
               "CUDA updates only a graph of the same topology (instantiate again, or call "
-              "update_or_reinstantiate)\nwhat changed:\nremoved edge 'l2' -> 'l3'");
+              "update_or_reinstantiate)\nwhat changed:\nadded edge 'l1' -> 'l3'");
   }
   cudag::graph_spec renamed = mlp();
   renamed.nodes[2].name = "l4";

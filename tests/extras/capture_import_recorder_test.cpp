@@ -59,7 +59,9 @@ void name_everything(cudag::native::recorder& rec) {
 
 /// Every kind import reads back: kernels (one on a graph allocation), 1-D
 /// and 2-D memsets, a copy, a host node, an empty node, events, an
-/// allocation and its free, a child graph.
+/// allocation and its free, a child graph. The four nodes writing y run in
+/// turn (rows, clear_y, axpy, copy), the 2-D memset first, with no
+/// dependency.
 cudag::graph_spec several_kinds(int* host_calls) {
   cudag::builder b("several");
   auto x = b.param<float*>("x");
@@ -83,7 +85,8 @@ cudag::graph_spec several_kinds(int* host_calls) {
   for (auto [from, to] : std::vector<std::pair<const char*, const char*>>{
            {"clear_y", "axpy"}, {"axpy", "join"}, {"rows", "join"}, {"copy", "report"},
            {"report", "join"}, {"join", "signal"}, {"await", "tmp"}, {"tmp", "use_tmp"},
-           {"use_tmp", "free_tmp"}, {"free_tmp", "join"}, {"signal", "stage"}})
+           {"use_tmp", "free_tmp"}, {"free_tmp", "join"}, {"signal", "stage"},
+           {"rows", "clear_y"}, {"axpy", "copy"}})
     b.edge(from, to);
   return b.build();
 }
@@ -194,8 +197,9 @@ TEST(ImportOnRecorder, AKernelsLaunchAttributesAreReadBack) {
         cudag::launch(4, 64).cluster(2).cooperative().mem_sync_domain(cudaLaunchMemSyncDomainRemote)
             .access_policy(dev_y, 4096, 0.5f);
     config.priority = 3;
-    b.kernel("with", cudag::kernel_of(&scale, "scale"), config, x, 1.0f, 256);
-    b.kernel("without", cudag::kernel_of(&scale, "scale"), cudag::launch(4, 64), x, 2.0f, 256);
+    auto first = b.kernel("with", cudag::kernel_of(&scale, "scale"), config, x, 1.0f, 256);
+    b.kernel("without", cudag::kernel_of(&scale, "scale"), cudag::launch(4, 64), x, 2.0f, 256)
+        .after(first);  // both write x
     const cudag::binding binds[] = {cudag::bind("x", dev_x)};
     cudag::lowered_graph original = cudag::lower(b.build(), binds);
     const cudag::graph_spec imported = cudag::import_graph(original.graph.get());

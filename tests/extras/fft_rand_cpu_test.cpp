@@ -133,6 +133,27 @@ TEST(FftOp, AddsOneCapturedNodeReadingItsArguments) {
   EXPECT_EQ(value, 8);
 }
 
+TEST(FftOp, ReadsItsInputUnlessComplexToRealOverwritesIt) {
+  // Two forward transforms of one signal may run at once: each only reads it.
+  cudag::builder b("fft");
+  auto signal = b.param<const float*>("signal");
+  auto a = b.param<cufftComplex*>("a");
+  auto c = b.param<cufftComplex*>("c");
+  cudag::add_op(b, "forward1", fft::transform{{.shape = {64}}}, signal, a);
+  cudag::add_op(b, "forward2", fft::transform{{.shape = {64}}}, signal, c);
+  EXPECT_NO_THROW(cudag::check(b.spec()));
+  EXPECT_EQ(std::get<cudag::captured_node>(b.spec().find("forward1")->params).accesses,
+            (cudag::access_declarations{{0, cudag::access_mode::read}}));
+  // Two inverse transforms of one spectrum race: cuFFT's c2r overwrites it.
+  auto out1 = b.param<float*>("out1");
+  auto out2 = b.param<float*>("out2");
+  const fft::transform inverse{{.shape = {64}, .dir = fft::direction::complex_to_real}};
+  cudag::add_op(b, "inverse1", inverse, a, out1).after(b.node("forward1"));
+  cudag::add_op(b, "inverse2", inverse, a, out2).after(b.node("forward1"));
+  const std::string m = message_of([&] { cudag::check(b.spec()); });
+  EXPECT_TRUE(contains(m, "race: 'inverse1' writes 'a' while 'inverse2' writes it")) << m;
+}
+
 TEST(FftOp, WrongElementTypesAreRefusedWhereTheNodeIsDeclared) {
   cudag::builder b("fft");
   auto doubles = b.param<const double*>("doubles");
@@ -213,6 +234,7 @@ TEST(RandOp, AddsOneCapturedNodeReadingItsArguments) {
                 rnd::fill{{.dist = rnd::distribution::normal, .stddev = 0.5, .seed = 42}}, out,
                 count);
   cudag::add_op(b, "uniform", rnd::fill{}, out, 1000);
+  b.edge("noise", "uniform");  // both fill out: in turn
   const cudag::graph_spec spec = b.build();
   EXPECT_NO_THROW(cudag::check(spec));
   const auto& noise = std::get<cudag::captured_node>(spec.find("noise")->params);

@@ -63,16 +63,20 @@ constexpr member_entry kernel_members[] = {
     {"access_policy", "access-policy window"},
     {"synchronizes_grid_dependencies", "", "a declaration check() reads for programmatic edges; never sent to CUDA (tests/engine/test_programmatic_edges.cpp)"},
     {"keep_alive", "", "what the node's kernel needs alive (a module); never sent to CUDA"},
+    {"accesses", "", "a declaration the race check reads; never sent to CUDA (tests/check/races_test.cpp)"},
 };
 constexpr member_entry memcpy_members[] = {
     {"dst", "destination"}, {"src", "source"}, {"bytes", "bytes"}, {"kind", "kind"}};
 constexpr member_entry memset_members[] = {
     {"dst", "destination"}, {"fill", "value"}, {"element_size", "element size"},
     {"width", "width"},     {"height", "height"}, {"pitch_bytes", "pitch"}};
-constexpr member_entry host_members[] = {{"function", "callable"}, {"args", "argument 0"}};
+constexpr member_entry host_members[] = {
+    {"function", "callable"}, {"args", "argument 0"},
+    {"accesses", "", "a declaration the race check reads; never sent to CUDA (tests/check/races_test.cpp)"}};
 constexpr member_entry captured_members[] = {
     {"record", "recording"}, {"args", "argument 0"},
-    {"what", "", "a label for pictures; never sent to CUDA"}};
+    {"what", "", "a label for pictures; never sent to CUDA"},
+    {"accesses", "", "a declaration the race check reads; never sent to CUDA (tests/check/races_test.cpp)"}};
 constexpr member_entry event_members[] = {{"event", "event"}};
 constexpr member_entry alloc_members[] = {
     {"buffer", "", "the buffer's name: renaming it renames every reader (another topology)"},

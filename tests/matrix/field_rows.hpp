@@ -386,6 +386,7 @@ inline const std::vector<field_row>& rows() {
       auto& body = std::get<conditional_node>(t.params).bodies[0];
       body.nodes.push_back(body_with_kernel("more", 5.0f).nodes[0]);
       body.nodes.back().name = "more";
+      body.nodes.back().deps = {"work"};  // both write x: in turn
     });
     simple_row(
         "child", kind_of_row::child, "body",
@@ -396,6 +397,7 @@ inline const std::vector<field_row>& rows() {
           auto inner = body_with_kernel("inner", 4.0f);
           inner.nodes.push_back(body_with_kernel("more", 5.0f).nodes[0]);
           inner.nodes.back().name = "more";
+          inner.nodes.back().deps = {"work"};  // both write x: in turn
           std::get<child_node>(t.params).graph = std::make_shared<graph_spec>(std::move(inner));
         });
     return r;

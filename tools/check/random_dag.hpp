@@ -59,8 +59,9 @@ inline graph_spec random_dag(std::size_t node_count, std::size_t edge_count, std
 inline void stand_in_kernel() {}
 
 /// Turns every `every`-th node of a random_dag() into a kernel node reading
-/// parameters x (float*) and n (int) and a float literal, with its grid
-/// computed from n; declares both parameters.
+/// parameters x (float*, through a const float* parameter: read only, so
+/// that unordered kernels do not race) and n (int) and a float literal,
+/// with its grid computed from n; declares both parameters.
 inline void make_kernel_nodes(graph_spec& spec, std::size_t every = 2) {
   if (every == 0) return;
   spec.params.push_back(param_decl{"x", type_of<float*>()});
@@ -70,7 +71,7 @@ inline void make_kernel_nodes(graph_spec& spec, std::size_t every = 2) {
     k.function = reinterpret_cast<const void*>(&stand_in_kernel);
     k.function_name = "stand_in_kernel";
     k.block = dim3(256, 1, 1);
-    k.args.push_back(value{type_of<float*>(), param_ref{"x"}});
+    k.args.push_back(value{type_of<const float*>(), param_ref{"x"}});
     k.args.push_back(make_literal(2.0f));
     k.args.push_back(value{type_of<int>(), param_ref{"n"}});
     k.grid_from = grid_rule{"n", 256};
@@ -111,7 +112,7 @@ inline void add_buffer_lifetimes(graph_spec& spec, std::size_t buffer_count, std
       kernel_node k;
       k.function = reinterpret_cast<const void*>(&stand_in_kernel);
       k.function_name = "stand_in_kernel";
-      k.args.push_back(value{type_of<float*>(), buffer_ref{buffer, 0}});
+      k.args.push_back(value{type_of<const float*>(), buffer_ref{buffer, 0}});
       users.push_back("use" + std::to_string(u) + "_" + buffer);
       spec.nodes.push_back(node{users.back(), std::move(k), {alloc_name}});
     }

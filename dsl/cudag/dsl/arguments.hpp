@@ -152,6 +152,62 @@ template <class... A>
   return out;
 }
 
+/// Whether argument A, passed where P is expected, points at memory the
+/// race rule follows: a buffer view, or a parameter of pointer type
+/// (literal addresses are values: check() follows those).
+template <class P, class A>
+inline constexpr bool points_at_named_memory =
+    named_buffer<A> || (named_param<A> && std::is_pointer_v<std::remove_cvref_t<P>>);
+
+/// The reference of argument A passed where P is expected, touching memory
+/// in `mode` where it points at some.
+template <class P, class A>
+[[nodiscard]] consteval ref_info argument_ref(access_mode mode) {
+  if constexpr (points_at_named_memory<P, A>)
+    return touching(arg_traits<A>::ref, mode);
+  else
+    return arg_traits<A>::ref;
+}
+
+/// A `const T*` parameter is read, a `T*` parameter read and written.
+template <class P>
+inline constexpr access_mode access_by_type =
+    std::is_pointer_v<std::remove_cvref_t<P>> &&
+            std::is_const_v<std::remove_pointer_t<std::remove_cvref_t<P>>>
+        ? access_mode::read
+        : access_mode::read_write;
+
+/// The references of a kernel's arguments A... passed to parameters P...,
+/// each pointer touching memory as its parameter's type says.
+template <class... P, class... A>
+[[nodiscard]] consteval auto kernel_argument_refs(type_list<P...>, type_list<A...>) {
+  if constexpr (sizeof...(P) != sizeof...(A)) {
+    return refs_of<A...>();  // a refused call: its error is reported elsewhere
+  } else {
+    std::array<ref_info, (arg_traits<A>::ref_count + ... + 0)> out{};
+    std::size_t k = 0;
+    ((arg_traits<A>::ref_count ? (void)(out[k++] = argument_ref<P, A>(access_by_type<P>))
+                               : (void)0),
+     ...);
+    return out;
+  }
+}
+
+/// The references of arguments A..., each pointer touching memory in the
+/// mode given beside it (a host node's: read and written; a memcpy's
+/// destination written, its source read).
+template <class... A>
+[[nodiscard]] consteval auto refs_touching(std::array<access_mode, sizeof...(A)> modes) {
+  std::array<ref_info, (arg_traits<A>::ref_count + ... + 0)> out{};
+  std::size_t k = 0, i = 0;
+  // Argument i: its reference, if it has one; then the next argument.
+  (((arg_traits<A>::ref_count ? (void)(out[k++] = argument_ref<arg_type<A>, A>(modes[i])) : (void)0),
+    ++i),
+   ...);
+  (void)modes, (void)i;
+  return out;
+}
+
 /// Checks an operand of a non-kernel node (memcpy dst, event, ...).
 template <fixed_string Node, fixed_string What, class P, class A>
 consteval bool check_operand() {

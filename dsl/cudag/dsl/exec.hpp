@@ -312,6 +312,16 @@ template <class G, class... B>
   lowered<G> out(graph);
   exec_arena<G>& a = out.arena();
   (a.write(bindings), ...);
+  // Two pointer parameters bound to one address are one memory: where the
+  // graph does not order what touches it, refused as check() refuses it.
+  if constexpr (((std::is_pointer_v<typename B::value_type>) || ...)) {
+    constexpr std::array<std::uint64_t, sizeof...(B)> bound{name_hash(B::name.view())...};
+    const std::span<const ref_info> params(G::shape.params);
+    bool aliased = false;
+    for (const std::uint64_t name : bound)
+      aliased = aliased || aliases_another_pointer(params, G::shape.param_offsets.data(), a.params, name);
+    if (aliased) refuse_races_of_aliases(to_spec(a.graph), G::shape.params, G::shape.param_offsets.data(), a.params);
+  }
   out.graph_ = make_graph();
   const native::same_device_batch batch;
   lower_graph(a.graph, a.nodes, a.state, out.graph_.get());
@@ -335,6 +345,38 @@ lower(const graph_t<Items...>& graph, const B&... bindings) {
 }
 
 namespace detail {
+
+/// Whether parameter `rebound` (by hash), a pointer other than null, now
+/// holds the address another pointer parameter holds: two names for one
+/// memory. `params`: the graph's parameter table, `offsets` each one's
+/// place in `bytes`.
+[[nodiscard]] inline bool aliases_another_pointer(std::span<const ref_info> params,
+                                                  const std::size_t* offsets, const std::byte* bytes,
+                                                  std::uint64_t rebound) noexcept {
+  std::size_t slot = params.size();
+  for (std::size_t p = 0; p < params.size(); ++p)
+    if (params[p].hash == rebound) slot = p;
+  if (slot == params.size() || !params[slot].runtime_type().is_pointer) return false;
+  const std::byte* const address = bytes + offsets[slot];
+  const void* const null = nullptr;
+  if (std::memcmp(address, &null, sizeof(void*)) == 0) return false;
+  for (std::size_t p = 0; p < params.size(); ++p)
+    if (p != slot && params[p].runtime_type().is_pointer &&
+        std::memcmp(bytes + offsets[p], address, sizeof(void*)) == 0)
+      return true;
+  return false;
+}
+
+/// Refuses, with check()'s message, a race of `spec` where its parameters
+/// hold `bytes` (refuse_races_of_bound_values, compiled in the library).
+template <std::size_t P>
+void refuse_races_of_aliases(const graph_spec& spec, const std::array<ref_info, P>& params,
+                             const std::size_t* offsets, const std::byte* bytes) {
+  std::array<bound_value_view, P> values;
+  for (std::size_t p = 0; p < P; ++p)
+    values[p] = {params[p].name, params[p].runtime_type(), {bytes + offsets[p], params[p].size}};
+  refuse_races_of_bound_values(spec, values);
+}
 
 /// Names a top-level node by its handle (handles[i] is names[i]).
 struct node_namer {
@@ -478,6 +520,28 @@ class exec {
     std::array<std::byte, sizeof(a.params)> before;
     std::memcpy(before.data(), a.params, sizeof(a.params));
     const std::array<bool, sizeof...(B)> changed{a.write_changed(bindings)...};
+    // A pointer rebound to the address another pointer parameter holds: its
+    // nodes and the other's touch one memory now, where the graph may not
+    // order them. Judged as check() judges bindings; a refusal changes
+    // nothing.
+    if constexpr (((std::is_pointer_v<typename B::value_type>) || ...)) {
+      constexpr std::array<std::uint64_t, sizeof...(B)> rebound{detail::name_hash(B::name.view())...};
+      const std::span<const detail::ref_info> params(G::shape.params);
+      bool aliased = false;
+      for (std::size_t b = 0; b < sizeof...(B); ++b)
+        aliased = aliased || (changed[b] && detail::aliases_another_pointer(
+                                                params, G::shape.param_offsets.data(), a.params,
+                                                rebound[b]));
+      if (aliased) {
+        try {
+          detail::refuse_races_of_aliases(to_spec(a.graph), G::shape.params,
+                                          G::shape.param_offsets.data(), a.params);
+        } catch (...) {
+          std::memcpy(a.params, before.data(), sizeof(a.params));
+          throw;
+        }
+      }
+    }
     std::array<std::uint32_t, readers::entries.size()> dirty{};
     std::size_t count = 0;
     for (const auto& e : readers::entries) {

@@ -6,9 +6,10 @@
 //       edge<"a", "b">);
 //
 // A duplicate name, an edge to an unknown node, a cycle, a parameter read with
-// two types or a buffer used outside its alloc..free window stops the build
-// with an error type that names the fault (cycle_through<"a -> b -> a">); the
-// graph's own type is kept out of those names.
+// two types, a buffer used outside its alloc..free window or two unordered
+// nodes touching one memory, one writing (race<"a", "b", "x">), stops the
+// build with an error type that names the fault (cycle_through<"a -> b -> a">);
+// the graph's own type is kept out of those names.
 #include <cuda_runtime_api.h>
 
 #include <array>
@@ -158,6 +159,18 @@ struct kernel_does_not_synchronize_grid_dependencies : detail::refused_graph {
   kernel_does_not_synchronize_grid_dependencies(const kernel_does_not_synchronize_grid_dependencies&) noexcept;  // not constexpr, never defined: the error
 };
 
+/// Two nodes with no path between them that touch memory `Memory` (a
+/// parameter or buffer), one of them writing it, or one updating it
+/// concurrently and the other reading it (cudag/memory_access.hpp): the
+/// nodes in declaration order, a node inside a body or child graph named by
+/// its enclosing node. Fixed with an edge, or by declaring the access
+/// (with_access).
+template <fixed_string First, fixed_string Second, fixed_string Memory>
+struct race : detail::refused_graph {
+  constexpr race() noexcept = default;
+  race(const race&) noexcept;  // not constexpr, never defined: the error
+};
+
 // Mistakes found where a graph is used (instantiated, lowered, written as a
 // spec, rebound, a node or buffer named by the exec): the call's return type
 // is then the mistake's error type (or_error), which cannot be destroyed, and
@@ -295,7 +308,13 @@ template <class... Items>
 [[nodiscard]] constexpr decltype(auto) graph(const Items&... items) {
   using G = graph_t<Items...>;
   // The host pass checks; the device pass trusts it.
-  if constexpr (G::shape.problem != detail::shape_problem::none && !CUDAG_DSL_DEVICE_PASS) {
+  constexpr const auto& s = G::shape;
+  if constexpr (s.problem == detail::shape_problem::race && !CUDAG_DSL_DEVICE_PASS) {
+    using error = typename std::type_identity<race<detail::to_fixed<s.race_first.size()>(s.race_first),
+                                                   detail::to_fixed<s.race_second.size()>(s.race_second),
+                                                   detail::to_fixed<s.race_memory.size()>(s.race_memory)>>::type;
+    return static_cast<const error&&>(detail::shape_error_of<error>());  // an rvalue: refused_graph
+  } else if constexpr (G::shape.problem != detail::shape_problem::none && !CUDAG_DSL_DEVICE_PASS) {
     using error = typename decltype(detail::shape_error_type<
                                     G::shape.problem, detail::to_fixed<G::shape.message.size>(
                                                           G::shape.message.view())>())::type;

@@ -47,7 +47,8 @@ void call_with_values(F& f, std::span<const void* const> values, std::index_sequ
 template <class F, class... S>
 struct host_body : leaf_body {
   static constexpr node_kind kind = node_kind::host;
-  static constexpr auto refs = refs_of<S...>();
+  /// It may do anything with a pointer: read and written unless declared.
+  static constexpr auto refs = refs_touching<S...>({(void(sizeof(S)), access_mode::read_write)...});
 
   F function;
   node_tuple<S...> args;
@@ -109,18 +110,21 @@ struct host_body : leaf_body {
     if (st.retired) st.retired->add(std::move(s.call));
     s.call = std::move(fresh);
   }
-  void write_spec(spec_writer& w, std::string_view name) const {
-    write_spec_at(w, name, std::index_sequence_for<S...>{});
+  /// `accesses`: what with_access() declared (cudag/dsl/accesses.hpp).
+  void write_spec(spec_writer& w, std::string_view name,
+                  std::span<const access_declaration> accesses = {}) const {
+    write_spec_at(w, name, accesses, std::index_sequence_for<S...>{});
   }
   template <std::size_t... I>
-  void write_spec_at(spec_writer& w, std::string_view name, std::index_sequence<I...>) const {
+  void write_spec_at(spec_writer& w, std::string_view name,
+                     std::span<const access_declaration> accesses, std::index_sequence<I...>) const {
     const std::array<value_view, sizeof...(S)> views{spec_view<arg_type<S>>(at_c<I>(args))...};
     w.host(name,
            std::make_shared<const host_function>(
                [f = function](std::span<const void* const> values) mutable {
                  call_with_values<arg_type<S>...>(f, values, std::index_sequence_for<S...>{});
                }),
-           views);
+           views, accesses);
   }
 };
 
@@ -145,7 +149,8 @@ namespace detail {
 template <fixed_string What, class F, class... S>
 struct captured_body : leaf_body {
   static constexpr node_kind kind = node_kind::captured;
-  static constexpr auto refs = refs_of<S...>();
+  /// It may do anything with a pointer: read and written unless declared.
+  static constexpr auto refs = refs_touching<S...>({(void(sizeof(S)), access_mode::read_write)...});
 
   F record;
   node_tuple<S...> args;
@@ -200,11 +205,14 @@ struct captured_body : leaf_body {
   void reapply(storage& s, lowering_state& st, cudaGraphNode_t node, std::string_view name) const {
     native::set_child(native::param_target::on_exec(st.exec), node, s.latest.get(), name);
   }
-  void write_spec(spec_writer& w, std::string_view name) const {
-    write_spec_at(w, name, std::index_sequence_for<S...>{});
+  /// `accesses`: what with_access() declared (cudag/dsl/accesses.hpp).
+  void write_spec(spec_writer& w, std::string_view name,
+                  std::span<const access_declaration> accesses = {}) const {
+    write_spec_at(w, name, accesses, std::index_sequence_for<S...>{});
   }
   template <std::size_t... I>
-  void write_spec_at(spec_writer& w, std::string_view name, std::index_sequence<I...>) const {
+  void write_spec_at(spec_writer& w, std::string_view name,
+                     std::span<const access_declaration> accesses, std::index_sequence<I...>) const {
     const std::array<value_view, sizeof...(S)> views{spec_view<arg_type<S>>(at_c<I>(args))...};
     w.captured(name,
                std::make_shared<const capture_function>(
@@ -212,7 +220,7 @@ struct captured_body : leaf_body {
                      auto call = [&](const auto&... v) { f(stream, v...); };
                      call_with_values<arg_type<S>...>(call, values, std::index_sequence_for<S...>{});
                    }),
-               views, What.view());
+               views, What.view(), accesses);
   }
 };
 

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "cudag/dsl/fixed_string.hpp"
+#include "cudag/memory_access.hpp"
 #include "cudag/spec.hpp"
 
 namespace cudag::dsl {
@@ -45,7 +46,21 @@ struct ref_info {
   unsigned default_value = 0; ///< condition
   bool assign_default = true; ///< condition
   type_tag (*runtime_type)() noexcept = nullptr;  ///< parameter: its run-time type tag
+  /// A pointer the node touches memory through (cudag/memory_access.hpp's
+  /// model: by the argument's type, the node's kind or a declaration), how,
+  /// and how many bytes from the pointer (a memcpy's or memset's are values:
+  /// to the end, as far as the race rule knows).
+  bool touches_memory = false;
+  access_mode access = access_mode::read_write;
+  std::size_t extent_bytes = to_the_end;
 };
+
+/// `r` as a pointer the node touches memory through, in mode `mode`.
+[[nodiscard]] constexpr ref_info touching(ref_info r, access_mode mode) noexcept {
+  r.touches_memory = true;
+  r.access = mode;
+  return r;
+}
 
 /// The body of an item that is not a node (edges): nothing to lower.
 struct edge_body {

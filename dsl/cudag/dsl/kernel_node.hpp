@@ -442,7 +442,8 @@ struct kernel_body;
 template <class Function, class Launch, class... P, class... S>
 struct kernel_body<Function, Launch, type_list<P...>, node_tuple<S...>> : leaf_body {
   static constexpr node_kind kind = node_kind::kernel;
-  static constexpr auto refs = join_refs(Launch::refs, refs_of<S...>());  // reading order
+  static constexpr auto refs =  // reading order
+      join_refs(Launch::refs, kernel_argument_refs(type_list<P...>{}, type_list<S...>{}));
   /// A cooperative launch reading a parameter is judged again at a rebind
   /// (the attributes are values: any attributed launch that reads one is).
   static constexpr bool launch_follows_parameters =
@@ -526,11 +527,14 @@ struct kernel_body<Function, Launch, type_list<P...>, node_tuple<S...>> : leaf_b
     }
   }
 
-  void write_spec(spec_writer& w, std::string_view name) const {
-    write_spec_at(w, name, std::index_sequence_for<P...>{});
+  /// `accesses`: what with_access() declared (cudag/dsl/accesses.hpp).
+  void write_spec(spec_writer& w, std::string_view name,
+                  std::span<const access_declaration> accesses = {}) const {
+    write_spec_at(w, name, accesses, std::index_sequence_for<P...>{});
   }
   template <std::size_t... I>
-  void write_spec_at(spec_writer& w, std::string_view name, std::index_sequence<I...>) const {
+  void write_spec_at(spec_writer& w, std::string_view name,
+                     std::span<const access_declaration> accesses, std::index_sequence<I...>) const {
     const std::array<value_view, sizeof...(P)> views{spec_view<P>(at_c<I>(args))...};
     std::array<shape_rule_view, Launch::rule_count> rules;
     kernel_view k;
@@ -544,6 +548,7 @@ struct kernel_body<Function, Launch, type_list<P...>, node_tuple<S...>> : leaf_b
     }
     launch.write(k, rules);
     k.args = views;
+    k.accesses = accesses;
     w.kernel(name, k);
   }
 };

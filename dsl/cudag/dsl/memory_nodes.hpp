@@ -34,7 +34,8 @@ struct operands_after_error : Body {
 template <class Dst, class Src>
 struct memcpy_body : leaf_body {
   static constexpr node_kind kind = node_kind::memcpy;
-  static constexpr auto refs = refs_of<Dst, Src>();
+  static constexpr auto refs =
+      refs_touching<Dst, Src>({access_mode::read_write, access_mode::read});
   static constexpr bool views_buffers = named_buffer<Dst> || named_buffer<Src>;
 
   Dst dst;
@@ -101,7 +102,8 @@ namespace detail {
 template <class Dst, class Fill>
 struct memset_body : leaf_body {
   static constexpr node_kind kind = node_kind::memset;
-  static constexpr auto refs = refs_of<Dst, Fill>();
+  static constexpr auto refs =
+      refs_touching<Dst, Fill>({access_mode::read_write, access_mode::read});
   using fill_type = arg_type<Fill>;
   static constexpr bool views_buffers = named_buffer<Dst>;
 

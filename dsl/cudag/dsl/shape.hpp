@@ -1,8 +1,8 @@
 #pragma once
 // The graph algorithms: name lookup (64-bit hash, sort, binary search), edges
 // resolved to indices, Kahn's topological sort, a cycle search that prints
-// the path, buffer lifetimes, and the tables of parameters, buffers and
-// conditions.
+// the path, buffer lifetimes, races (cudag/memory_access.hpp's rule), and
+// the tables of parameters, buffers and conditions.
 //
 // They are constexpr functions over slices (a pointer and a length, see
 // slice below), so that one code runs in two places: the compiler runs it
@@ -36,6 +36,7 @@ enum class shape_problem {
   edge_of_two_kinds,
   typed_edge_not_between_kernels,
   typed_edge_into_unsynchronized_kernel,
+  race,
 };
 
 struct shape_sizes {
@@ -44,6 +45,10 @@ struct shape_sizes {
   /// Edges of a kind other than full: where there are none (nearly every
   /// graph), the shape keeps no kinds at all.
   std::size_t typed_edges = 0;
+  /// References that touch memory, where one of them may conflict with
+  /// another (writes or updates concurrently): the race rule's scratch. A
+  /// graph whose pointers are only read keeps none.
+  std::size_t race_refs = 0;
 };
 
 struct hashed_index {
@@ -202,6 +207,14 @@ template <class Contiguous>
     s.refs += item[i].refs.size();
     s.condition_tests += item[i].condition_tests.size();
   }
+  std::size_t touching = 0;
+  bool conflicting = false;
+  for (std::size_t i = 0; i < items.size(); ++i)
+    for (const ref_info& r : item[i].refs) {
+      touching += r.touches_memory;
+      conflicting = conflicting || (r.touches_memory && r.access != access_mode::read);
+    }
+  s.race_refs = conflicting ? touching : 0;
   return s;
 }
 
@@ -299,6 +312,28 @@ struct shape_view {
   message_buffer& orphan_free;
   message_buffer& untested_condition;
   message_buffer& unallocated_use;
+  // the race: two nodes and the memory, in the graph's declaration order
+  std::string_view& race_first;
+  std::string_view& race_second;
+  std::string_view& race_memory;
+};
+
+/// The race rule's walk over one memory, in topological order: its last
+/// write, and the reads and concurrent updates since (lists through
+/// memory_access::next, in order). no_index: none.
+struct memory_walk {
+  std::uint32_t last_write = no_index;
+  std::uint32_t reads_head = no_index, reads_tail = no_index;
+  std::uint32_t concurrent_head = no_index, concurrent_tail = no_index;
+};
+/// One node's access to one memory (several references of the node to it
+/// combined): the node, the memory's walk, how and how far.
+struct memory_access {
+  std::uint32_t node = 0;
+  std::uint32_t memory = 0;
+  std::uint32_t next = no_index;
+  access_mode mode = access_mode::read;
+  std::size_t extent = to_the_end;
 };
 
 /// Working memory of the rules, zeroed: one entry per edge, per node (+ 1
@@ -311,10 +346,15 @@ struct shape_scratch {
   slice<bool> after_alloc, before_free;                     // nodes
   slice<hashed_index> by_condition;                         // condition tests
   slice<edge_kind> kind, grouped_kind;  // edges, where some edge is typed (else empty)
+  /// The race rule's: one walk per parameter and buffer, one entry per
+  /// reference touching memory (both empty where nothing may conflict).
+  slice<memory_walk> memory_walks;
+  slice<memory_access> accesses;
 };
 
-/// K: the edges when some edge is typed, else 0.
-template <std::size_t N, std::size_t E, std::size_t T, std::size_t K>
+/// K: the edges when some edge is typed, else 0. M: sizes.race_refs; Q:
+/// the parameters and buffers where M is not 0, else 0.
+template <std::size_t N, std::size_t E, std::size_t T, std::size_t K, std::size_t M, std::size_t Q>
 struct shape_scratch_arrays {
   std::array<std::uint32_t, E> from{}, to{}, grouped{}, succ{};
   std::array<std::uint32_t, N + 1> count{}, fill{}, succ_begin{}, succ_fill{}, walk{};
@@ -322,13 +362,15 @@ struct shape_scratch_arrays {
   std::array<bool, N> after_alloc{}, before_free{};
   std::array<hashed_index, T> by_condition{};
   std::array<edge_kind, K> kind{}, grouped_kind{};
+  std::array<memory_walk, Q> memory_walks{};
+  std::array<memory_access, M> accesses{};
 
   [[nodiscard]] constexpr shape_scratch spans() noexcept {
     return {whole(from),        whole(to),          whole(grouped),      whole(succ),
             whole(count),       whole(fill),        whole(succ_begin),   whole(succ_fill),
             whole(walk),        whole(indegree),    whole(ready),        whole(step_of),
             whole(after_alloc), whole(before_free), whole(by_condition), whole(kind),
-            whole(grouped_kind)};
+            whole(grouped_kind), whole(memory_walks), whole(accesses)};
   }
 };
 
@@ -371,6 +413,8 @@ struct graph_shape {
   message_buffer orphan_free;           ///< "node free_tmp frees buffer tmp"
   message_buffer untested_condition;    ///< "more (read by node step)"
   message_buffer unallocated_use;       ///< "node step uses buffer tmp" (no node allocates tmp)
+  // A race (problem race): its nodes in declaration order, and the memory.
+  std::string_view race_first, race_second, race_memory;
 
   [[nodiscard]] constexpr std::uint32_t node_index(std::string_view name) const noexcept {
     return find_sorted(node_lookup.data(), N, names.data(), name);
@@ -421,7 +465,10 @@ template <class Shape>
           s.orphan_free_buffer,
           s.orphan_free,
           s.untested_condition,
-          s.unallocated_use};
+          s.unallocated_use,
+          s.race_first,
+          s.race_second,
+          s.race_memory};
 }
 
 // ------------------------------------------------------------ the rules --
@@ -890,6 +937,149 @@ constexpr bool check_lifetimes(slice<const item_info> items, const shape_view& g
   return false;
 }
 
+/// Whether node `to` follows node `from` (or is it): a backward search from
+/// `to` that goes no lower in the order than `from`. `visited` holds stamps
+/// (stamp: fresh for this search), `stack` room for every node.
+constexpr bool reaches(const shape_view& g, const std::uint32_t* rank, std::uint32_t* visited,
+                       std::uint32_t stamp, std::uint32_t* stack, std::uint32_t from,
+                       std::uint32_t to) noexcept {
+  if (from == to) return true;
+  const std::uint32_t* const dep_begin = g.dep_begin.data();
+  const std::uint32_t* const deps = g.deps.data();
+  std::size_t top = 0;
+  stack[top++] = to;
+  visited[to] = stamp;
+  while (top > 0) {
+    const std::uint32_t v = stack[--top];
+    for (std::uint32_t k = dep_begin[v]; k < dep_begin[v + 1]; ++k) {
+      const std::uint32_t u = deps[k];
+      if (u == from) return true;
+      if (visited[u] == stamp || rank[u] < rank[from]) continue;
+      visited[u] = stamp;
+      stack[top++] = u;
+    }
+  }
+  return false;
+}
+
+/// Records the race between nodes a and b on memory `memory` (a reference
+/// of the graph), named in declaration order as check() names them.
+constexpr void record_race(const shape_view& g, std::uint32_t a, access_mode a_mode,
+                           std::size_t a_extent, std::uint32_t b, access_mode b_mode,
+                           std::size_t b_extent, const ref_info& memory) noexcept {
+  if (b < a) {
+    const std::uint32_t node = a;
+    a = b;
+    b = node;
+    const access_mode mode = a_mode;
+    a_mode = b_mode;
+    b_mode = mode;
+    const std::size_t extent = a_extent;
+    a_extent = b_extent;
+    b_extent = extent;
+  }
+  const std::string_view* const names = g.names.data();
+  g.problem = shape_problem::race;
+  g.race_first = names[a];
+  g.race_second = names[b];
+  g.race_memory = memory.name;
+  g.message << "'" << names[a] << "' " << access_verb(a_mode) << " ";
+  const std::size_t extent = a_extent < b_extent ? a_extent : b_extent;
+  if (extent != to_the_end) g.message << "bytes [0, " << extent << ") of ";
+  g.message << (memory.kind == ref_kind::buffer ? "buffer '" : "'") << memory.name << "' while '"
+            << names[b] << "' " << access_verb(b_mode) << " it, and no path orders them";
+}
+
+/// Races (cudag/memory_access.hpp): two nodes touching one memory, one of
+/// them writing (or one updating concurrently and the other reading), with
+/// no path between them. A node's bodies and child graph touch memory
+/// through it. check()'s walk, over the nodes in topological order: each
+/// access asked to follow only what transitivity leaves (the last write,
+/// and the reads or concurrent updates since it), so that a chain of N
+/// writers costs N searches of one step, not N * N; no sorting.
+constexpr bool check_races(slice<const item_info> items, const shape_view& g,
+                           const shape_scratch& s) noexcept {
+  const std::size_t Q = s.memory_walks.size();
+  if (Q == 0) return false;
+  const std::size_t N = g.names.size(), P = g.params.size();
+  const item_info* const item = items.data();
+  memory_walk* const walks = s.memory_walks.data();
+  memory_access* const accesses = s.accesses.data();
+  // Free after the sort: ranks, search stamps and stack.
+  std::uint32_t* const rank = s.step_of.data();
+  std::uint32_t* const visited = s.indegree.data();
+  std::uint32_t* const stack = s.walk.data();
+  for (std::uint32_t k = 0; k < N; ++k) rank[g.order.data()[k]] = k;
+  std::uint32_t stamp = 0, used = 0;
+  const auto memory_ref = [&](std::uint32_t q) -> const ref_info& {
+    return q < P ? g.params.data()[q] : g.buffers.data()[q - P];
+  };
+  // `later` follows `earlier`, or the race is recorded.
+  const auto require = [&](std::uint32_t earlier, std::uint32_t later) {
+    const memory_access& a = accesses[earlier];
+    const memory_access& b = accesses[later];
+    if (reaches(g, rank, visited, ++stamp, stack, a.node, b.node)) return true;
+    record_race(g, a.node, a.mode, a.extent, b.node, b.mode, b.extent, memory_ref(a.memory));
+    return false;
+  };
+  const auto require_all = [&](std::uint32_t head, std::uint32_t later) {
+    for (std::uint32_t e = head; e != no_index; e = accesses[e].next)
+      if (!require(e, later)) return false;
+    return true;
+  };
+  const auto append = [&](std::uint32_t& head, std::uint32_t& tail, std::uint32_t e) {
+    if (head == no_index)
+      head = e;
+    else
+      accesses[tail].next = e;
+    tail = e;
+  };
+  for (std::uint32_t k = 0; k < N; ++k) {
+    const std::uint32_t v = g.order.data()[k];
+    // The node's accesses, one per memory.
+    const std::uint32_t first = used;
+    for (const ref_info& ref : item[g.position.data()[v]].refs) {
+      if (!ref.touches_memory || ref.extent_bytes == 0) continue;
+      // A view of a buffer starts at an offset that is a value: with a
+      // declared extent, whether it meets another view depends on it, and
+      // check() judges it from the spec. Without one it reaches to the
+      // end, and meets every other view that does.
+      if (ref.kind == ref_kind::buffer && ref.extent_bytes != to_the_end) continue;
+      const std::uint32_t q =
+          ref.kind == ref_kind::param
+              ? find_hashed(g.param_lookup.data(), P, ref.hash)
+              : std::uint32_t(P) + find_hashed(g.buffer_lookup.data(), g.buffer_lookup.size(), ref.hash);
+      std::uint32_t e = first;
+      while (e < used && accesses[e].memory != q) ++e;
+      if (e < used) {
+        accesses[e].mode = combined_access(accesses[e].mode, ref.access);
+        if (ref.extent_bytes > accesses[e].extent) accesses[e].extent = ref.extent_bytes;
+        continue;
+      }
+      accesses[used++] = {v, q, no_index, ref.access, ref.extent_bytes};
+    }
+    for (std::uint32_t x = first; x < used; ++x) {
+      memory_walk& m = walks[accesses[x].memory];
+      if (m.last_write != no_index && !require(m.last_write, x)) return true;
+      switch (accesses[x].mode) {
+        case access_mode::read_write:
+          if (!require_all(m.reads_head, x) || !require_all(m.concurrent_head, x)) return true;
+          m = {x, no_index, no_index, no_index, no_index};
+          break;
+        case access_mode::read:
+          if (!require_all(m.concurrent_head, x)) return true;
+          append(m.reads_head, m.reads_tail, x);
+          break;
+        case access_mode::concurrent:
+          if (!require_all(m.reads_head, x)) return true;
+          append(m.concurrent_head, m.concurrent_tail, x);
+          break;
+      }
+    }
+  }
+  return false;
+}
+
 /// Every rule, in order, over one graph's items: the view receives the
 /// graph's shape and its first problem (g.problem, g.message), plus the
 /// problems only a top-level graph can judge (g.orphan_free,
@@ -926,14 +1116,17 @@ constexpr void shape_rules(slice<const item_info> items, const shape_view& g,
   find_untested_condition(items, g);
   find_unallocated_use(items, g);
   // ------------------------------------------------------- buffer lifetimes --
-  (void)check_lifetimes(items, g, s);
+  if (check_lifetimes(items, g, s)) return;
+  // ------------------------------------------------------------------ races --
+  (void)check_races(items, g, s);
 }
 
 template <shape_sizes S, std::size_t A>
 [[nodiscard]] consteval auto analyze_shape(const std::array<item_info, A>& items) {
   constexpr std::size_t K = S.typed_edges != 0 ? S.edges : 0;
   graph_shape<S.nodes, S.edges, S.refs, S.params, S.buffers, S.conditions, S.condition_tests, K> g{};
-  shape_scratch_arrays<S.nodes, S.edges, S.condition_tests, K> scratch{};
+  constexpr std::size_t Q = S.race_refs != 0 ? S.params + S.buffers : 0;
+  shape_scratch_arrays<S.nodes, S.edges, S.condition_tests, K, S.race_refs, Q> scratch{};
   shape_rules(whole(items), view_of(g), scratch.spans());
   return g;
 }

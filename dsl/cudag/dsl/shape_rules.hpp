@@ -34,6 +34,12 @@ struct shape_reference {
   ref_kind kind = ref_kind::param;
   std::string name;
   type_id type = nullptr;
+  /// A pointer the node touches memory through, as the DSL's node would
+  /// (by the parameter's type, the node's kind or a with_access()
+  /// declaration), how, and how many bytes.
+  bool touches_memory = false;
+  access_mode access = access_mode::read_write;
+  std::size_t extent_bytes = to_the_end;
 };
 
 /// A conditional node inside a node's bodies or child graph, and the
@@ -111,6 +117,8 @@ struct shape_verdict {
       return "edge_kind_needs_kernel_nodes";
     case shape_problem::typed_edge_into_unsynchronized_kernel:
       return "kernel_does_not_synchronize_grid_dependencies";
+    case shape_problem::race:
+      return "race";
   }
   return "?";
 }
@@ -147,6 +155,7 @@ struct runtime_shape {
   message_buffer orphan_free;
   message_buffer untested_condition;
   message_buffer unallocated_use;
+  std::string_view race_first, race_second, race_memory;
 
   explicit runtime_shape(const shape_sizes& s)
       : names(s.nodes),
@@ -197,6 +206,8 @@ struct runtime_shape {
   std::vector<hashed_index> by_condition(s.condition_tests);
   const std::size_t K = s.typed_edges != 0 ? E : 0;
   std::vector<edge_kind> kinds(2 * K);
+  std::vector<memory_walk> memory_walks(s.race_refs != 0 ? s.params + s.buffers : 0);
+  std::vector<memory_access> accesses(s.race_refs);
   std::uint32_t* e = per_edge.data();
   std::uint32_t* n = per_node.data();
   const auto take = [](std::uint32_t*& at, std::size_t size) {
@@ -222,6 +233,8 @@ struct runtime_shape {
   scratch.by_condition = {by_condition.data(), by_condition.size()};
   scratch.kind = {kinds.data(), K};
   scratch.grouped_kind = {kinds.data() + K, K};
+  scratch.memory_walks = whole(memory_walks);
+  scratch.accesses = whole(accesses);
   shape_rules({items.data(), items.size()}, view_of(shape), scratch);
   return shape;
 }
@@ -282,6 +295,13 @@ struct described_items {
         r.type = type;
         return r;
       };
+      const auto described = [&ref](const shape_reference& d) {
+        ref_info r = ref(d.kind, d.name, d.type);
+        r.touches_memory = d.touches_memory;
+        r.access = d.access;
+        r.extent_bytes = d.extent_bytes;
+        return r;
+      };
       std::vector<ref_info>& out = refs[i];
       if (!node.allocates.empty() && !lists(ref_kind::buffer, node.allocates))
         out.push_back(ref(ref_kind::buffer, node.allocates, nullptr));
@@ -289,7 +309,7 @@ struct described_items {
         out.push_back(ref(ref_kind::buffer, node.frees, nullptr));
       if (!node.tests.empty() && !lists(ref_kind::condition, node.tests))
         out.push_back(ref(ref_kind::condition, node.tests, nullptr));
-      for (const shape_reference& r : node.refs) out.push_back(ref(r.kind, r.name, r.type));
+      for (const shape_reference& r : node.refs) out.push_back(described(r));
 
       std::vector<condition_test>& t = tests[i];
       const auto test = [](std::string_view condition, std::string_view path) {
