@@ -306,11 +306,13 @@ class race_finder {
     for (std::size_t m = 0; m < memories_.size(); ++m) {
       const std::span<access> group(grouped.data() + start[m], start[m + 1] - start[m]);
       if (group.size() < 2) continue;
-      std::sort(group.begin(), group.end(), [this](const access& a, const access& b) {
+      const auto before = [this](const access& a, const access& b) {
         if (a.frame != b.frame) return a.frame < b.frame;
         if (a.rank != b.rank) return a.rank < b.rank;
         return begin_of(a) < begin_of(b);
-      });
+      };
+      // Collected in declaration order, which is often the order itself.
+      if (!std::is_sorted(group.begin(), group.end(), before)) std::sort(group.begin(), group.end(), before);
       for (std::size_t first = 0; first < group.size();) {
         std::size_t last = first;
         while (last < group.size() && group[last].frame == group[first].frame) ++last;
@@ -320,17 +322,27 @@ class race_finder {
     }
   }
 
-  /// Whether accesses of these modes (a bit per access_mode) may conflict:
-  /// a write, or plain reads beside concurrent updates.
+  /// Whether accesses of these modes (a bit per access_mode) may conflict,
+  /// by the shared rule (accesses_conflict): with the rule as it is, a
+  /// write, or plain reads beside concurrent updates.
   static bool may_conflict(std::uint8_t modes) {
-    const auto bit = [](access_mode m) { return static_cast<std::uint8_t>(1u << static_cast<unsigned>(m)); };
-    return (modes & bit(access_mode::read_write)) != 0 ||
-           (modes & (bit(access_mode::read) | bit(access_mode::concurrent))) ==
-               (bit(access_mode::read) | bit(access_mode::concurrent));
+    constexpr access_mode all[] = {access_mode::read, access_mode::read_write, access_mode::concurrent};
+    const auto has = [&](access_mode m) { return (modes >> static_cast<unsigned>(m)) & 1u; };
+    for (const access_mode a : all)
+      for (const access_mode b : all)
+        if (has(a) && has(b) && accesses_conflict(a, b)) return true;
+    return false;
   }
 
   /// The accesses of one memory in one graph, in topological order.
   void judge_graph(std::span<const access> in_order) {
+    // The common case: every access covers all of the memory, each node once.
+    const bool whole = std::all_of(in_order.begin(), in_order.end(), [](const access& a) { return a.view == none; });
+    const auto same_node = [](const access& a, const access& b) { return a.rep == b.rep; };
+    if (whole && std::adjacent_find(in_order.begin(), in_order.end(), same_node) == in_order.end()) {
+      judge_range(in_order);
+      return;
+    }
     // Elementary byte ranges: between consecutive starts and ends of the
     // accesses; most memories have one (every access from byte 0 on).
     std::vector<std::size_t> bounds;
@@ -378,20 +390,25 @@ class race_finder {
       ordered = false;
       if (!all_) refuse(earlier, later);
     };
+    // Each access after those it conflicts with (the shared rule) among the
+    // last write and the reads and concurrent updates since it.
+    // Every access of a list has the list's mode: asked once a list, so
+    // that many readers since one write cost nothing to a reader.
+    const auto after_conflicting = [&](const std::vector<const access*>& earlier, access_mode mode,
+                                       const access& x) {
+      if (!accesses_conflict(mode, x.mode)) return;
+      for (const access* e : earlier) require(*e, x);
+    };
     for (const access& x : in_order) {
-      if (last_write) require(*last_write, x);
+      if (last_write && accesses_conflict(last_write->mode, x.mode)) require(*last_write, x);
+      after_conflicting(reads_since_, access_mode::read, x);
+      after_conflicting(concurrent_since_, access_mode::concurrent, x);
       if (x.mode == access_mode::read_write) {
-        for (const access* r : reads_since_) require(*r, x);
-        for (const access* c : concurrent_since_) require(*c, x);
         last_write = &x;
         reads_since_.clear();
         concurrent_since_.clear();
-      } else if (x.mode == access_mode::read) {
-        for (const access* c : concurrent_since_) require(*c, x);
-        reads_since_.push_back(&x);
       } else {
-        for (const access* r : reads_since_) require(*r, x);
-        concurrent_since_.push_back(&x);
+        (x.mode == access_mode::read ? reads_since_ : concurrent_since_).push_back(&x);
       }
     }
     if (ordered) return;

@@ -26,17 +26,17 @@ node_ref& node_ref::access(std::size_t argument, access_mode mode, std::size_t e
   (void)name();  // refuses a ref made before build() && or of a moved-from builder
   cudag::node& n = owner_->spec_.nodes[index_];
   const auto declare = [&](access_declarations& declared, const auto& args) {
-    const std::string where = "graph '" + owner_->spec_.name + "': " +
-                              std::string(kind_name(n.kind())) + " node '" + n.name + "'";
-    if (argument >= args.size())
-      throw error(where + " declares an access through argument " + std::to_string(argument) +
-                      ", but it takes " + std::to_string(args.size()) + " arguments",
+    // The message is made only for a refusal: a declaration is on the
+    // builder path of every node that makes one.
+    const auto refuse = [&](const std::string& why) {
+      throw error("graph '" + owner_->spec_.name + "': " + std::string(kind_name(n.kind())) + " node '" +
+                      n.name + "' declares an access through argument " + std::to_string(argument) + ", " + why,
                   cudaSuccess, {}, n.name);
+    };
+    if (argument >= args.size()) refuse("but it takes " + std::to_string(args.size()) + " arguments");
     const value& v = args[argument];
     if (!v.type.is_pointer && !std::holds_alternative<buffer_ref>(v.source))
-      throw error(where + " declares an access through argument " + std::to_string(argument) +
-                      ", a " + v.type.name() + ", which points at no memory",
-                  cudaSuccess, {}, n.name);
+      refuse("a " + v.type.name() + ", which points at no memory");
     const access_declaration d{static_cast<std::uint32_t>(argument), mode, extent_bytes};
     for (access_declaration& old : declared)
       if (old.argument == d.argument) return void(old = d);

@@ -37,63 +37,73 @@ constexpr auto spin = param<"spin", const long long*>;
 // v18 v20 v06 v12 v24 v17 v10 v16 v27 v08 v09 v29 v02 v07 v13 v26 v05 v15
 // v14 v19 v04 v22 v25 v30 v01 v00 v21 v11; longest path 10 nodes) and an
 // independent random declaration order; node vNN has id NN.
+/// A node of the graph below: it takes a ticket (an atomic add) and writes
+/// only its own slots of started and finished, beside unordered nodes that
+/// do the same: concurrent accesses, no race.
+template <fixed_string Name>
+constexpr auto ticket_node(int id) {
+  return with_access<0, cudag::access_mode::concurrent>(with_access<1, cudag::access_mode::concurrent>(
+      with_access<2, cudag::access_mode::concurrent>(
+          kernel<Name, ordered_ticket>(1, 1, ticket, started, finished, spin, id))));
+}
+
 constexpr name_pair order_table[] = {
     {"v28", "v18"}, {"v29", "v02"}, {"v26", "v30"}, {"v19", "v25"}, {"v01", "v21"},
     {"v27", "v13"}, {"v03", "v06"}, {"v18", "v20"}};
 // clang-format off
 constexpr auto order_graph = graph(
-    kernel<"v14", ordered_ticket>(1, 1, ticket, started, finished, spin, 14),
-    kernel<"v04", ordered_ticket>(1, 1, ticket, started, finished, spin, 4),
+    ticket_node<"v14">(14),
+    ticket_node<"v04">(4),
     edge<"v02", "v04">,
-    kernel<"v03", ordered_ticket>(1, 1, ticket, started, finished, spin, 3),
+    ticket_node<"v03">(3),
     edge<"v23", "v28">,
-    kernel<"v01", ordered_ticket>(1, 1, ticket, started, finished, spin, 1),
-    kernel<"v29", ordered_ticket>(1, 1, ticket, started, finished, spin, 29),
-    kernel<"v15", ordered_ticket>(1, 1, ticket, started, finished, spin, 15),
+    ticket_node<"v01">(1),
+    ticket_node<"v29">(29),
+    ticket_node<"v15">(15),
     edge<"v10", "v27">,
-    kernel<"v30", ordered_ticket>(1, 1, ticket, started, finished, spin, 30),
-    kernel<"v18", ordered_ticket>(1, 1, ticket, started, finished, spin, 18),
-    kernel<"v31", ordered_ticket>(1, 1, ticket, started, finished, spin, 31),
+    ticket_node<"v30">(30),
+    ticket_node<"v18">(18),
+    ticket_node<"v31">(31),
     edge<"v03", "v31">,
-    kernel<"v28", ordered_ticket>(1, 1, ticket, started, finished, spin, 28),
+    ticket_node<"v28">(28),
     edge<"v03", "v10">,
-    kernel<"v13", ordered_ticket>(1, 1, ticket, started, finished, spin, 13),
-    kernel<"v07", ordered_ticket>(1, 1, ticket, started, finished, spin, 7),
-    kernel<"v23", ordered_ticket>(1, 1, ticket, started, finished, spin, 23),
+    ticket_node<"v13">(13),
+    ticket_node<"v07">(7),
+    ticket_node<"v23">(23),
     edges<"v10 -> v08 -> v15 -> v04", "v23 -> v24 -> v09 -> v15", "v10 -> v16">,
     fan_in<"v14", "v26", "v07">,
     edge<"v29", "v07">,
-    kernel<"v21", ordered_ticket>(1, 1, ticket, started, finished, spin, 21),
-    kernel<"v06", ordered_ticket>(1, 1, ticket, started, finished, spin, 6),
+    ticket_node<"v21">(21),
+    ticket_node<"v06">(6),
     fan_in<"v11", "v25", "v04">,
-    kernel<"v19", ordered_ticket>(1, 1, ticket, started, finished, spin, 19),
+    ticket_node<"v19">(19),
     edge<"v23", "v03">,
-    kernel<"v16", ordered_ticket>(1, 1, ticket, started, finished, spin, 16),
+    ticket_node<"v16">(16),
     edge<"v27", "v26">,
-    kernel<"v25", ordered_ticket>(1, 1, ticket, started, finished, spin, 25),
-    kernel<"v17", ordered_ticket>(1, 1, ticket, started, finished, spin, 17),
+    ticket_node<"v25">(25),
+    ticket_node<"v17">(17),
     edges_from<order_table>,
     edge<"v18", "v12">,
     fan_out<"v28", "v17", "v12", "v03">,
     edge<"v19", "v04">,
-    kernel<"v05", ordered_ticket>(1, 1, ticket, started, finished, spin, 5),
-    kernel<"v22", ordered_ticket>(1, 1, ticket, started, finished, spin, 22),
-    kernel<"v00", ordered_ticket>(1, 1, ticket, started, finished, spin, 0),
-    kernel<"v09", ordered_ticket>(1, 1, ticket, started, finished, spin, 9),
+    ticket_node<"v05">(5),
+    ticket_node<"v22">(22),
+    ticket_node<"v00">(0),
+    ticket_node<"v09">(9),
     edge<"v27", "v05">,
-    kernel<"v20", ordered_ticket>(1, 1, ticket, started, finished, spin, 20),
+    ticket_node<"v20">(20),
     chain<"v02", "v13", "v26", "v05", "v30">,
-    kernel<"v12", ordered_ticket>(1, 1, ticket, started, finished, spin, 12),
+    ticket_node<"v12">(12),
     fan_out<"v16", "v27", "v08">,
     edge<"v27", "v07">,
-    kernel<"v26", ordered_ticket>(1, 1, ticket, started, finished, spin, 26),
-    kernel<"v08", ordered_ticket>(1, 1, ticket, started, finished, spin, 8),
+    ticket_node<"v26">(26),
+    ticket_node<"v08">(8),
     edge<"v24", "v08">,
-    kernel<"v11", ordered_ticket>(1, 1, ticket, started, finished, spin, 11),
-    kernel<"v24", ordered_ticket>(1, 1, ticket, started, finished, spin, 24),
-    kernel<"v10", ordered_ticket>(1, 1, ticket, started, finished, spin, 10),
-    kernel<"v02", ordered_ticket>(1, 1, ticket, started, finished, spin, 2),
-    kernel<"v27", ordered_ticket>(1, 1, ticket, started, finished, spin, 27),
+    ticket_node<"v11">(11),
+    ticket_node<"v24">(24),
+    ticket_node<"v10">(10),
+    ticket_node<"v02">(2),
+    ticket_node<"v27">(27),
     chain<"v10", "v07", "v19", "v22", "v00">);
 // clang-format on
 
