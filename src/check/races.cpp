@@ -15,6 +15,7 @@
 #include <array>
 #include <cstdio>
 #include <cstring>
+#include <typeinfo>
 #include <unordered_map>
 #include <variant>
 
@@ -65,13 +66,21 @@ struct memory_name {
 };
 
 /// CUDA's handles are pointers to types no node reads or writes through.
+/// Compared by mangled name: a pointer to an incomplete type may have a
+/// type_info of its own in each translation unit, which libc++ tells apart.
 bool is_cuda_handle(const type_tag& type) {
-  static const type_tag handles[] = {type_of<cudaStream_t>(), type_of<cudaEvent_t>(),
-                                     type_of<cudaGraph_t>(), type_of<cudaGraphExec_t>(),
-                                     type_of<cudaGraphNode_t>(), type_of<cudaUserObject_t>(),
-                                     type_of<cudaArray_t>(), type_of<cudaMipmappedArray_t>()};
-  for (const type_tag& h : handles)
-    if (h == type) return true;
+  static const std::type_info* const handles[] = {
+      &typeid(cudaStream_t),    &typeid(cudaEvent_t),     &typeid(cudaGraph_t),
+      &typeid(cudaGraphExec_t), &typeid(cudaGraphNode_t), &typeid(cudaUserObject_t),
+      &typeid(cudaArray_t),     &typeid(cudaMipmappedArray_t)};
+  if (!type.info) return false;
+  const auto unique_name = [](const std::type_info& t) {
+    std::string_view name = t.name();
+    if (!name.empty() && name.front() == '*') name.remove_prefix(1);
+    return name;
+  };
+  for (const std::type_info* h : handles)
+    if (unique_name(*h) == unique_name(*type.info)) return true;
   return false;
 }
 
