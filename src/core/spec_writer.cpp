@@ -1,5 +1,8 @@
 #include "cudag/spec_writer.hpp"
 
+#include "../check/check_passes.hpp"
+#include "../check/spec_tree.hpp"
+
 #include "cudag/check.hpp"
 
 #include <string>
@@ -161,13 +164,8 @@ void refuse_races_of_bound_values(const graph_spec& spec, std::span<const bound_
   bound.reserve(values.size());
   for (const bound_value_view& v : values)
     bound.push_back({std::string(v.name), v.type, std::vector<std::byte>(v.bytes.begin(), v.bytes.end())});
-  analyze_options races_only;
-  races_only.redundant_edges = false;
-  races_only.bindings = bound;
-  std::vector<race_report> races = analyze(spec, races_only).races;
-  if (races.empty()) return;
-  race_report& first = races.front();
-  throw check_error(std::move(first.message), {std::move(first.first), std::move(first.second)});
+  // The builder's exec asks the same pass (the first race, check()'s message).
+  check_detail::check_races(check_detail::spec_tree(spec), bound);
 }
 
 }  // namespace cudag
