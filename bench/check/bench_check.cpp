@@ -20,7 +20,8 @@
 // spec, there, as a program that builds graphs this large would.
 //
 // Times are the median thread CPU time of the calls (wall-clock with --wall).
-// Usage: bench_check [--wall] [nodes=100000] [edges=400000] [repeats=7] [seed=1]
+// --races: only the race check's share (check() with and without it).
+// Usage: bench_check [--wall] [--races] [nodes=100000] [edges=400000] [repeats=7] [seed=1]
 //                    [buffers=10000] [kernel_every=2] [redundant=1]
 // Redundant-edge analysis is skipped (and said so) when its cost is over
 // analyze_options' default limit.
@@ -151,16 +152,45 @@ std::size_t add_buffer_accessors(cudag::graph_spec& spec, std::size_t buffers, s
 // race check adds to check().
 void report_race_share(const cudag::graph_spec& spec, int repeats, const char* what) {
   namespace cd = cudag::check_detail;
-  const double with_ms = median_ms(repeats, [&] { cudag::check(spec); });
-  const double without_ms = median_ms(repeats, [&] {
-    const cd::spec_tree tree(spec);
-    cd::check_parameter_declarations(tree);
-    cd::check_node_rules(tree);
-    cd::check_conditions_used(tree);
-    cd::check_buffer_lifetimes(tree);
-  });
-  std::printf("check %-28s %10.2f ms, without the race check %.2f ms: the race check adds %.1f%%\n",
-              what, with_ms, without_ms, 100.0 * (with_ms - without_ms) / without_ms);
+  // Alternated, one call of each a round: drift on a shared machine (page
+  // cache, other processes, frequency) falls on both alike, and each round
+  // gives its own ratio.
+  std::vector<double> with, without, shares;
+  for (int r = 0; r < repeats; ++r) {
+    with.push_back(median_ms(1, [&] { cudag::check(spec); }));
+    without.push_back(median_ms(1, [&] {
+      const cd::spec_tree tree(spec);
+      cd::check_parameter_declarations(tree);
+      cd::check_node_rules(tree);
+      cd::check_conditions_used(tree);
+      cd::check_buffer_lifetimes(tree);
+    }));
+    shares.push_back(100.0 * (with.back() - without.back()) / without.back());
+  }
+  const auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  // The race pass alone, on one tree: the node rules with and without its
+  // collection, and its judging. The tree is built once, so the rounds vary
+  // less than whole check() calls, whose allocations dominate their spread.
+  const cd::spec_tree tree(spec);
+  std::vector<double> pass;
+  for (int r = 0; r < repeats; ++r) {
+    const double plain = median_ms(1, [&] { cd::check_node_rules(tree); });
+    const double collected = median_ms(1, [&] {
+      cd::race_collector races(tree, {});
+      cd::check_node_rules(tree, false, &races);
+      (void)races.judge();
+    });
+    pass.push_back(collected - plain);
+  }
+  std::sort(shares.begin(), shares.end());
+  std::printf("check %-28s %10.2f ms, without the race check %.2f ms: the race check adds %.1f%% "
+              "(median of %d alternated rounds; rounds %.1f%% to %.1f%%)\n",
+              what, median(with), median(without), median(shares), repeats, shares.front(), shares.back());
+  std::printf("  the race pass alone (collecting beside the node rules, judging): %.2f ms, %.1f%% of "
+              "check() without it\n", median(pass), 100.0 * median(pass) / median(without));
 }
 
 // Resets the peak resident set to the current one (Linux >= 4.0).
@@ -187,13 +217,27 @@ void report(const char* what, double ms, double extra_mib, double spec_mib) {
   std::printf("\n");
 }
 
+// check() with and without the race check, on `spec` with `buffers`
+// pointer parameters each touched by 100 of its nodes.
+void report_accessed(const cudag::graph_spec& spec, std::size_t buffers, int repeats, std::uint64_t seed) {
+  cudag::graph_spec accessed = spec;
+  const std::size_t touches = 100;
+  const std::size_t added = add_buffer_accessors(accessed, buffers, touches, seed + 2);
+  std::printf("race check: %zu pointer parameters, each touched by %zu nodes (a tenth writing), "
+              "%zu ordering edges added\n", buffers, touches, added);
+  report_race_share(accessed, repeats, "with those accesses");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc > 1 && std::string(argv[1]) == "--wall") {
-    use_wall_clock = true;
-    --argc;
-    ++argv;
+  bool races_only = false;
+  for (bool more = true; more && argc > 1;) {
+    const std::string flag = argv[1];
+    if (flag == "--wall") use_wall_clock = true;
+    else if (flag == "--races") races_only = true;
+    else more = false;
+    if (more) --argc, ++argv;
   }
   const std::size_t nodes = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 100000;
   const std::size_t edges = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 400000;
@@ -205,7 +249,7 @@ int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each line as it is measured
 
   // First, on a fresh heap: the small end.
-  {
+  if (!races_only) {
     cudag::graph_spec chain = cudag::tools::kernel_chain(1000);
     constexpr int calls = 200;
     const double ms = median_ms(std::max(repeats, 11), [&] {
@@ -243,6 +287,11 @@ int main(int argc, char** argv) {
   std::printf("process memory in huge pages: %.1f MiB (GLIBC_TUNABLES=%s)\n", huge_page_mib(),
               tunables ? tunables : "");
 
+  if (races_only) {
+    report_race_share(spec, repeats, "(kernels read x)");
+    report_accessed(spec, buffers, repeats, seed);
+    return 0;
+  }
   std::size_t sink = 0;  // keeps results observable so no call is optimised away
   report("check", median_ms(repeats, [&] { cudag::check(spec); }),
          extra_peak_mib([&] { cudag::check(spec); }), spec_mib);
@@ -292,14 +341,6 @@ int main(int argc, char** argv) {
   }
   std::printf("critical path %zu nodes, width %zu, %zu redundant edges (%zu)\n",
               full.critical_path, full.width, redundant, sink % 2);
-  {
-    // The race pass on its own and as part of check(), on one graph.
-    cudag::graph_spec accessed = spec;
-    const std::size_t touches = 100;
-    const std::size_t added = add_buffer_accessors(accessed, buffers, touches, seed + 2);
-    std::printf("race check: %zu pointer parameters, each touched by %zu nodes (a tenth writing), "
-                "%zu ordering edges added\n", buffers, touches, added);
-    report_race_share(accessed, repeats, "with those accesses");
-  }
+  report_accessed(spec, buffers, repeats, seed);
   return 0;
 }

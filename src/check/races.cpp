@@ -33,16 +33,47 @@ constexpr std::uint32_t none = ~std::uint32_t{0};
 
 /// One node's access to one memory, as the graph `frame` sees it: through
 /// node `rep` of that graph (the node itself, or the node enclosing it).
-/// 28 bytes: a large graph writes one per pointer argument, so the rare
-/// parts (a nested node's own place, a view's bytes) are kept aside.
+/// 16 bytes: a large graph writes one per pointer argument, so what only
+/// some accesses have (a graph other than the top level, a nested node's own
+/// place, a view's bytes) is kept aside, in an access_detail.
 struct access {
   std::uint32_t memory;
-  std::uint32_t frame;
   std::uint32_t rep;
-  std::uint32_t rank;    ///< rep's position in its graph's order (sorted by, read once)
+  std::uint32_t rank;  ///< rep's position in its graph's order (sorted by, read once)
+  std::uint32_t tail;  ///< the access_mode in the low 2 bits; above, 0 or 1 + its detail's index
+};
+
+/// The rare parts of an access; an access without one is of the top-level
+/// graph, by `rep` itself, to all of the memory.
+struct access_detail {
+  std::uint32_t frame;
   std::uint32_t origin;  ///< index into origins_ of the touching node; none: rep itself
   std::uint32_t view;    ///< index into views_ of its bytes; none: all of the memory
-  access_mode mode;
+};
+
+/// The accesses as collected, in blocks that are never moved: a large graph
+/// collects millions, and a growing array would copy them (and touch fresh
+/// memory twice) each time it doubled.
+class access_log {
+ public:
+  void push_back(const access& a) {
+    if (blocks_.empty() || blocks_.back().size() == block_size) {
+      blocks_.emplace_back();
+      blocks_.back().reserve(block_size);
+    }
+    blocks_.back().push_back(a);
+  }
+  [[nodiscard]] bool empty() const noexcept { return blocks_.empty(); }
+  template <class F>
+  void for_each(F&& f) const {
+    for (const std::vector<access>& block : blocks_)
+      for (const access& a : block) f(a);
+  }
+  void clear() noexcept { blocks_.clear(); }
+
+ private:
+  static constexpr std::size_t block_size = std::size_t{1} << 16;  // 1 MiB
+  std::vector<std::vector<access>> blocks_;
 };
 
 /// Where a nested node is.
@@ -96,7 +127,6 @@ class race_finder {
       : tree_(tree), all_(all) {
     bind_addresses(bindings);
     memory_by_decl_.resize(tree.size());
-    reserve();
   }
 
   std::vector<race_report> run() {
@@ -222,8 +252,8 @@ class race_finder {
     std::size_t rep = i;
     std::uint32_t origin = none;
     for (std::size_t at = f; at != no_frame; ) {
-      accesses_.push_back({memory, static_cast<std::uint32_t>(at), static_cast<std::uint32_t>(rep),
-                           tree_.at(at).view.rank()[rep], origin, view, mode});
+      accesses_.push_back({memory, static_cast<std::uint32_t>(rep), tree_.at(at).view.rank()[rep],
+                           tail_of(mode, static_cast<std::uint32_t>(at), origin, view)});
       if (tree_.at(at).parent != no_frame && origin == none) {
         origin = static_cast<std::uint32_t>(origins_.size());
         origins_.push_back({static_cast<std::uint32_t>(f), static_cast<std::uint32_t>(i)});
@@ -231,6 +261,30 @@ class race_finder {
       rep = tree_.at(at).enclosing_node;
       at = tree_.at(at).parent;
     }
+  }
+
+  /// An access's tail: its mode, and its detail where it has one.
+  std::uint32_t tail_of(access_mode mode, std::uint32_t frame, std::uint32_t origin, std::uint32_t view) {
+    std::uint32_t tail = static_cast<std::uint32_t>(mode);
+    if (frame == 0 && origin == none && view == none) return tail;
+    details_.push_back({frame, origin, view});
+    return tail | static_cast<std::uint32_t>(details_.size()) << 2;
+  }
+  static access_mode mode_of(const access& a) { return static_cast<access_mode>(a.tail & 3u); }
+  const access_detail* detail_of(const access& a) const {
+    return a.tail >> 2 ? &details_[(a.tail >> 2) - 1] : nullptr;
+  }
+  std::uint32_t frame_of(const access& a) const {
+    const access_detail* d = detail_of(a);
+    return d ? d->frame : 0;
+  }
+  std::uint32_t origin_of(const access& a) const {
+    const access_detail* d = detail_of(a);
+    return d ? d->origin : none;
+  }
+  std::uint32_t view_index(const access& a) const {
+    const access_detail* d = detail_of(a);
+    return d ? d->view : none;
   }
 
   // Every argument of a kernel, host or captured node, by its type or its
@@ -266,8 +320,6 @@ class race_finder {
     }
   }
 
-  void reserve() { accesses_.reserve(tree_.top_level().spec().nodes.size()); }
-
  public:
   /// `resolved`: the declaration each value (for_each_value's order)
   /// resolved to, or empty where the node rules did not resolve them.
@@ -300,23 +352,25 @@ class race_finder {
     // Only the memories whose modes may conflict are grouped at all (a
     // parameter every kernel reads is skipped here, however many read it).
     std::vector<std::uint32_t> start(memories_.size() + 1, 0);
-    for (const access& a : accesses_)
+    accesses_.for_each([&](const access& a) {
       if (may_conflict(modes_[a.memory])) ++start[a.memory + 1];
+    });
     for (std::size_t m = 0; m < memories_.size(); ++m) start[m + 1] += start[m];
     if (start.back() == 0) return;
     std::vector<access> grouped(start.back());
     {
       std::vector<std::uint32_t> next(start.begin(), start.end() - 1);
-      for (const access& a : accesses_)
+      accesses_.for_each([&](const access& a) {
         if (may_conflict(modes_[a.memory])) grouped[next[a.memory]++] = a;
+      });
     }
     accesses_.clear();
-    accesses_.shrink_to_fit();
     for (std::size_t m = 0; m < memories_.size(); ++m) {
       const std::span<access> group(grouped.data() + start[m], start[m + 1] - start[m]);
       if (group.size() < 2) continue;
       const auto before = [this](const access& a, const access& b) {
-        if (a.frame != b.frame) return a.frame < b.frame;
+        if (a.tail > 3u || b.tail > 3u)
+          if (const std::uint32_t fa = frame_of(a), fb = frame_of(b); fa != fb) return fa < fb;
         if (a.rank != b.rank) return a.rank < b.rank;
         return begin_of(a) < begin_of(b);
       };
@@ -324,7 +378,8 @@ class race_finder {
       if (!std::is_sorted(group.begin(), group.end(), before)) std::sort(group.begin(), group.end(), before);
       for (std::size_t first = 0; first < group.size();) {
         std::size_t last = first;
-        while (last < group.size() && group[last].frame == group[first].frame) ++last;
+        const std::uint32_t frame = frame_of(group[first]);
+        while (last < group.size() && frame_of(group[last]) == frame) ++last;
         judge_graph(group.subspan(first, last - first));
         first = last;
       }
@@ -346,7 +401,8 @@ class race_finder {
   /// The accesses of one memory in one graph, in topological order.
   void judge_graph(std::span<const access> in_order) {
     // The common case: every access covers all of the memory, each node once.
-    const bool whole = std::all_of(in_order.begin(), in_order.end(), [](const access& a) { return a.view == none; });
+    const bool whole = std::all_of(in_order.begin(), in_order.end(),
+                                   [this](const access& a) { return view_index(a) == none; });
     const auto same_node = [](const access& a, const access& b) { return a.rep == b.rep; };
     if (whole && std::adjacent_find(in_order.begin(), in_order.end(), same_node) == in_order.end()) {
       judge_range(in_order);
@@ -373,11 +429,12 @@ class race_finder {
         // nodes): one access, of both modes.
         if (!covering_.empty() && covering_.back().rep == a.rep) {
           access& merged = covering_.back();
-          const access_mode mode = combined_access(merged.mode, a.mode);
+          const access_mode mode = combined_access(mode_of(merged), mode_of(a));
           // Named after the access that brings the mode (the writer of a
           // reader and a writer nested in one node).
-          if (mode != merged.mode && mode == a.mode) merged.origin = a.origin;
-          merged.mode = mode;
+          const bool renamed = mode != mode_of(merged) && mode == mode_of(a);
+          merged.tail = tail_of(mode, frame_of(merged), renamed ? origin_of(a) : origin_of(merged),
+                                view_index(merged));
           continue;
         }
         covering_.push_back(a);
@@ -388,7 +445,7 @@ class race_finder {
 
   /// Accesses of one range, each of a different node, in topological order.
   void judge_range(std::span<const access> in_order) {
-    const graph_view& view = tree_.at(in_order.front().frame).view;
+    const graph_view& view = tree_.at(frame_of(in_order.front())).view;
     const std::size_t found_before = races_.size();
     const access* last_write = nullptr;
     reads_since_.clear();
@@ -405,19 +462,28 @@ class race_finder {
     // that many readers since one write cost nothing to a reader.
     const auto after_conflicting = [&](const std::vector<const access*>& earlier, access_mode mode,
                                        const access& x) {
-      if (!accesses_conflict(mode, x.mode)) return;
+      if (!accesses_conflict(mode, mode_of(x))) return;
       for (const access* e : earlier) require(*e, x);
     };
-    for (const access& x : in_order) {
-      if (last_write && accesses_conflict(last_write->mode, x.mode)) require(*last_write, x);
+    // Each access's query reads its node's dependency row, which in a large
+    // graph is a cache miss: the rows of the next few are asked for ahead.
+    constexpr std::size_t bounds_ahead = 8, row_ahead = 4;
+    for (std::size_t k = 0; k < std::min(bounds_ahead, in_order.size()); ++k)
+      view.prefetch_row_bounds(in_order[k].rep);
+    for (std::size_t k = 0; k < in_order.size(); ++k) {
+      if (k + bounds_ahead < in_order.size()) view.prefetch_row_bounds(in_order[k + bounds_ahead].rep);
+      if (k + row_ahead < in_order.size()) view.prefetch_row(in_order[k + row_ahead].rep);
+      const access& x = in_order[k];
+      const access_mode mode = mode_of(x);
+      if (last_write && accesses_conflict(mode_of(*last_write), mode)) require(*last_write, x);
       after_conflicting(reads_since_, access_mode::read, x);
       after_conflicting(concurrent_since_, access_mode::concurrent, x);
-      if (x.mode == access_mode::read_write) {
+      if (mode == access_mode::read_write) {
         last_write = &x;
         reads_since_.clear();
         concurrent_since_.clear();
       } else {
-        (x.mode == access_mode::read ? reads_since_ : concurrent_since_).push_back(&x);
+        (mode == access_mode::read ? reads_since_ : concurrent_since_).push_back(&x);
       }
     }
     if (ordered) return;
@@ -426,7 +492,7 @@ class race_finder {
     races_.resize(found_before);
     for (std::size_t j = 1; j < in_order.size(); ++j)
       for (std::size_t i = 0; i < j; ++i)
-        if (accesses_conflict(in_order[i].mode, in_order[j].mode) &&
+        if (accesses_conflict(mode_of(in_order[i]), mode_of(in_order[j])) &&
             !reaches(view, in_order[i], in_order[j]))
           record(in_order[i], in_order[j]);
   }
@@ -439,17 +505,21 @@ class race_finder {
   // ----------------------------------------------------------- messages --
   std::string path(std::uint32_t frame, std::uint32_t node) const { return tree_.at(frame).view.path(node); }
 
-  byte_view view_of(const access& a) const { return a.view == none ? byte_view{} : views_[a.view]; }
-  std::size_t begin_of(const access& a) const { return a.view == none ? 0 : views_[a.view].begin; }
+  byte_view view_of(const access& a) const {
+    const std::uint32_t v = view_index(a);
+    return v == none ? byte_view{} : views_[v];
+  }
+  std::size_t begin_of(const access& a) const { return view_of(a).begin; }
   /// The path of the node that touches the memory itself.
   std::string origin_path(const access& a) const {
-    if (a.origin == none) return path(a.frame, a.rep);
-    return path(origins_[a.origin].frame, origins_[a.origin].node);
+    const std::uint32_t origin = origin_of(a);
+    if (origin == none) return path(frame_of(a), a.rep);
+    return path(origins_[origin].frame, origins_[origin].node);
   }
 
   std::string through(const access& a) const {
-    if (a.origin == none) return "";
-    return " (through its enclosing node '" + path(a.frame, a.rep) + "')";
+    if (origin_of(a) == none) return "";
+    return " (through its enclosing node '" + path(frame_of(a), a.rep) + "')";
   }
 
   /// "'x'", "buffer 'tmp'", "bytes [0, 512) of buffer 'tmp'", "memory at 0x7f00".
@@ -486,14 +556,14 @@ class race_finder {
     race_report r;
     r.first = origin_path(a);
     r.second = origin_path(b);
-    r.first_access = a.mode;
-    r.second_access = b.mode;
+    r.first_access = mode_of(a);
+    r.second_access = mode_of(b);
     r.memory = describe_memory(a, b);
-    r.message = "race: '" + r.first + "'" + through(a) + " " + std::string(access_verb(a.mode)) + " " +
+    r.message = "race: '" + r.first + "'" + through(a) + " " + std::string(access_verb(mode_of(a))) + " " +
                 r.memory + " while '" + r.second + "'" + through(b) + " " +
-                std::string(access_verb(b.mode)) + " it, and no path orders them";
-    if (a.frame != 0)
-      r.message += " in " + tree_.at(a.frame).view.description();
+                std::string(access_verb(mode_of(b))) + " it, and no path orders them";
+    if (frame_of(a) != 0)
+      r.message += " in " + tree_.at(frame_of(a)).view.description();
     r.message += " (add an edge, or declare the access: docs/guide/races.md)";
     races_.push_back(std::move(r));
   }
@@ -526,7 +596,8 @@ class race_finder {
   std::unordered_map<std::string_view, std::uint32_t> by_name_;
   std::unordered_map<std::uintptr_t, std::uint32_t> by_address_;
   std::unordered_map<std::string_view, std::uint32_t> bound_;
-  std::vector<access> accesses_;
+  access_log accesses_;
+  std::vector<access_detail> details_;
   std::vector<origin_site> origins_;
   std::vector<byte_view> views_;
   std::vector<access> covering_;
