@@ -57,9 +57,12 @@ struct access_detail {
 class access_log {
  public:
   void push_back(const access& a) {
-    if (blocks_.empty() || blocks_.back().size() == block_size) {
+    if (blocks_.empty() || blocks_.back().size() == blocks_.back().capacity()) {
+      // Doubling from a small first block: a small graph's check maps no
+      // memory of its own for a few accesses.
+      const std::size_t size = blocks_.empty() ? first_block : std::min(2 * blocks_.back().size(), block_size);
       blocks_.emplace_back();
-      blocks_.back().reserve(block_size);
+      blocks_.back().reserve(size);
     }
     blocks_.back().push_back(a);
   }
@@ -72,6 +75,7 @@ class access_log {
   void clear() noexcept { blocks_.clear(); }
 
  private:
+  static constexpr std::size_t first_block = 256;
   static constexpr std::size_t block_size = std::size_t{1} << 16;  // 1 MiB
   std::vector<std::vector<access>> blocks_;
 };
