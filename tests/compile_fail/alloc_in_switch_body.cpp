@@ -3,6 +3,7 @@
 // expect-name: pick[1]/grab
 // expect-error clang: node_kind_forbidden_in_conditional_body<\{"pick\[1\]/gr\.\.\."\}
 // expect-name clang: pick[1]/gr
+// context-first gcc: a body rule, judged by the conditional node over its body's kinds in a static_assert
 #include "common.hpp"
 constexpr auto scratch = buffer<"scratch", float>;
 constexpr auto case0 = graph(kernel<"zero", cf::scale>(1, 32, x, 0.0f, n));

@@ -1,5 +1,6 @@
 // axpy takes four arguments.
 // expect-error: kernel_argument_count_mismatch<.*"short_call"\}, 4, 3>
+// expect-error gcc: kernel_argument_count_mismatch<.*Node = .*"short_call"\}; .*Expected = 4; .*Given = 3\]
 // expect-name: short_call
 // expect-error clang: kernel_argument_count_mismatch<\{"short_call\.\.\."\}
 #include "common.hpp"

@@ -3,6 +3,7 @@
 // rather than wrapped to a valid-looking address.
 // expect-error: buffer_view_offset_overflows.*"tmp"
 // expect-name: tmp
+// context-first gcc: a value, checked by constant evaluation
 #include "common.hpp"
 constexpr auto tmp = buffer<"tmp", float>;
 constexpr auto g = graph(mem_alloc<"make">(tmp, 64),

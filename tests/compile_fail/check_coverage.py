@@ -27,7 +27,10 @@ import sys
 # the builder's refused calls, node_ref_or<NAME<...>, ...> (cudag/builder.hpp);
 # error functions whose call is the error (NAME_out_of_range<...>(...),
 # NAME_refused<...>(...)).
-ERROR_TYPE = re.compile(r"(?:sizeof\(|type_identity<|node_ref_or<\s*)(\w+)<|\b(\w+_(?:out_of_range|refused))<\w")
+# `CUDAG_DSL_REPORTED(NAME<...>)` (dsl/cudag/dsl/kernel_node.hpp) wraps an
+# error type for g++, where the error types are complete: NAME is the type.
+ERROR_TYPE = re.compile(r"(?:sizeof\((?:CUDAG_DSL_REPORTED\()?|type_identity<|node_ref_or<\s*)(\w+)<"
+                        r"|\b(\w+_(?:out_of_range|refused))<\w")
 STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
 MESSAGE = re.compile(r',\s*((?:"(?:[^"\\]|\\.)*"\s*)+)$')  # the trailing string literals
 

@@ -3,6 +3,7 @@
 // expect-name: maybe/wrapped/signal
 // expect-error clang: node_kind_forbidden_in_conditional_body<\{"maybe/wrap\.\.\."\}
 // expect-name clang: maybe/wrap
+// context-first gcc: a body rule, judged by the conditional node over its body's kinds in a static_assert
 #include "common.hpp"
 constexpr auto inner = graph(record<"signal">(param<"event", cudaEvent_t>));
 constexpr auto body = graph(child<"wrapped">(inner));

@@ -2,7 +2,7 @@
 """Compile-fail check: passes only when compiling SOURCE fails cleanly and the
 compiler's FIRST error matches every `// expect-error: REGEX` line of SOURCE.
 
-usage: expect_compile_failure.py [--single-error] [--require-name]
+usage: expect_compile_failure.py [--single-error] [--require-name] [--error-first]
                                  [--max-output-bytes=N] [--compiler=ID]
                                  SOURCE -- COMPILER ARGS...
 
@@ -56,6 +56,14 @@ SOURCE is appended to COMPILER ARGS. The rules, in order:
    'g' must be initialized by a constant expression", "static_assert
    expression is not an integral constant expression", "call to consteval
    function ... is not a constant expression") is not counted.
+7. With --error-first, under g++: the first error is the output's first
+   line, not counting g++'s include chain and the "In function ...:" /
+   "At global scope:" line it prints before an error inside a function: the
+   fault and its node read first, before any "In instantiation of" context
+   (which spells the template arguments of every enclosing call). A case
+   whose fault g++ can only report inside a context says why in a
+   `// context-first gcc: REASON` line (a value checked by constant
+   evaluation, a static_assert in a template).
 
 The compiler (gcc, clang or nvcc) is given by --compiler=ID, or read from
 the command's name. Where a compiler spells a fault otherwise, the case
@@ -88,6 +96,8 @@ ERROR_LINE = re.compile(r"(?:^|[\s:])(?:fatal |catastrophic )?error(?: #\d+(?:-[
 CONTEXT_LINE = re.compile(r"^\s*detected during")
 NOTE_LINE = re.compile(r"(?:^|[\s:])note(?: #\d+(?:-[A-Z])?)?:")
 INCLUDED_FROM = re.compile(r"^(?:In file included from |\s+from )")
+# g++'s line before an error inside a function, or after one.
+FUNCTION_SCOPE = re.compile(r": (?:In (?:member )?function .*|At global scope):$")
 # Clang: a diagnostic's first line, and its closing count.
 DIAGNOSTIC = re.compile(r"^\S[^:]*:\d+(?::\d+)?: |^In instantiation of |^\S[^:]*: In ")
 GENERATED = re.compile(r"^\d+ (?:errors?|warnings?)(?: and \d+ \w+)? generated\.")
@@ -237,6 +247,7 @@ def main() -> int:
     options = args[:args.index("--")]
     single_error = "--single-error" in options
     require_name = "--require-name" in options
+    error_first = "--error-first" in options
     max_bytes = next((int(o.split("=", 1)[1]) for o in options
                       if o.startswith("--max-output-bytes=")), None)
     source = args[args.index("--") - 1]
@@ -295,6 +306,14 @@ def main() -> int:
     failures += [f"the first {HEAD_LINES} lines do not name '{n}'"
                  + (" (after normalisation)" if printed_as_codes else "")
                  for n in names_in_head(head, names, HEAD_LINES)]
+    context_first = [line.split(f"context-first {cid}:", 1)[1].strip()
+                     for line in text.splitlines() if f"context-first {cid}:" in line]
+    if error_first and cid == "gcc" and not context_first:
+        shown = [line for line in raw.splitlines()
+                 if not INCLUDED_FROM.match(line) and not FUNCTION_SCOPE.search(line)]
+        if not shown or not ERROR_LINE.search(shown[0]):
+            failures.append("the first line is not the error (g++ printed context first: "
+                            + (shown[0][:200] if shown else "nothing") + ")")
     if max_bytes is not None and len(raw) > max_bytes:
         failures.append(f"{len(raw)} bytes of output, more than {max_bytes}")
     if failures:

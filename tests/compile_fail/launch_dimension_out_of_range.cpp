@@ -4,6 +4,7 @@
 // expect-error: launch_dimension_out_of_range.*"rows"\}.*Dim ?= ?(cudag::)?launch_dim::grid_y
 // expect-name: rows
 // expect-error clang: launch_dimension_out_of_range<\{"rows"\}
+// context-first gcc: a value, checked by constant evaluation
 #include "common.hpp"
 constexpr auto g = graph(kernel<"rows", cf::scale>(dims(4, 70000), dims(256), x, 2.0f, n));
 // Used afterwards: the node's error stays the only one.

@@ -2,6 +2,7 @@
 // expect-error: malformed_edge_path<.*"load -> "
 // expect-name: "load -> "
 // cascade-known clang: graph() reads the refused item's body_type; clang goes on past the failed
+// context-first gcc: a static_assert of the edge template edges<> over its path
 // check (dsl/cudag/dsl/graph.hpp), g++ stops there.
 #include "common.hpp"
 // (Two memories: with the path refused the nodes are unordered, and a race

@@ -2,6 +2,7 @@
 // trivially copyable.
 // expect-error: static assertion failed.*cudag: a graph parameter's type must be trivially copyable
 // expect-name: param_t<
+// context-first gcc: a static_assert of the parameter template param<>
 #include <string>
 
 #include "common.hpp"

@@ -4,6 +4,7 @@
 // the switch node and the buffer (the message names the path, pick[1]/late).
 // expect-error: buffer_view_past_its_allocation.*"pick"
 // expect-name: pick
+// context-first gcc: a value, checked by constant evaluation
 #include "common.hpp"
 constexpr auto tmp = buffer<"tmp", float>;
 constexpr auto late = graph(kernel<"late", cf::scale>(1, 32, tmp + 65, 2.0f, 0));

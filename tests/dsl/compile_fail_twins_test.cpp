@@ -33,6 +33,18 @@ constexpr auto count = param<"count", int>;
 constexpr auto twin_arguments = graph(kernel<"scale_x", cf::scale>(1, 32, x, 2.0f, count),
                                       kernel<"full_call", cf::axpy>(1, 32, x, y, 3.0f, count),
                                       edge<"scale_x", "full_call">);
+// refused_node_in_a_variable: the node in a variable of its own, an int
+// where the kernel takes one.
+constexpr auto twin_node_variable = kernel<"scale_k", cf::scale>(1, 32, x, 2.0f, 2);
+constexpr auto twin_variable_graph = graph(twin_node_variable, empty<"after">(), edge<"scale_k", "after">);
+// refused_node_through_wrappers / refused_kernel_with_attributes: the same
+// wrappers around nodes whose arguments fit.
+constexpr auto twin_wrapped = graph(
+    kernel<"first", cf::scale>(1, 32, x, 2.0f, n),
+    with_access<0, access_mode::read>(host<"report_n">([](const float* p) { (void)p; }, x)),
+    edge<"first", "report_n">);
+constexpr auto twin_attributed = graph(synchronizes_grid_dependencies(with_attributes(
+    with_priority(kernel<"scale_w", cf::scale>(1, 32, x, 2.0f, 2), 1), cudag::launch_attributes{})));
 // parameter_two_types: one type (and the two writes ordered: no race).
 constexpr auto twin_one_type = graph(memset<"clear_a">(param<"data", float*>, 0, 16),
                                      memset<"clear_b">(param<"data", float*>, 0, 16),
@@ -273,6 +285,18 @@ TEST(DslCompileFailTwins, ShapesCompileAndMeanWhatTheySay) {
   EXPECT_EQ(to_spec(twin_arrows).nodes[1].deps, (std::vector<std::string>{"load"}));
   EXPECT_EQ(to_spec(twin_arguments).params.size(), 3u);
   EXPECT_EQ(to_spec(twin_one_type).params.size(), 1u);
+  const auto variable_spec = to_spec(twin_variable_graph);
+  ASSERT_EQ(variable_spec.nodes.size(), 2u);
+  EXPECT_EQ(variable_spec.nodes[0].name, "scale_k");
+  EXPECT_EQ(variable_spec.nodes[1].deps, (std::vector<std::string>{"scale_k"}));
+  const auto wrapped_spec = to_spec(twin_wrapped);
+  const auto& report = std::get<cudag::host_node>(wrapped_spec.nodes[1].params);
+  ASSERT_EQ(report.accesses.size(), 1u);
+  EXPECT_EQ(report.accesses[0].mode, cudag::access_mode::read);
+  const auto attributed_spec = to_spec(twin_attributed);
+  const auto& scale_w = std::get<cudag::kernel_node>(attributed_spec.nodes[0].params);
+  EXPECT_EQ(scale_w.priority, 1);
+  EXPECT_TRUE(scale_w.synchronizes_grid_dependencies);
   EXPECT_EQ(to_spec(twin_bodies).conditions.size(), 2u);
   const auto conditions_spec = to_spec(twin_conditions);
   ASSERT_EQ(conditions_spec.conditions.size(), 1u);  // "again" lives in the child graph

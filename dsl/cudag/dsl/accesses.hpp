@@ -26,10 +26,12 @@ namespace cudag::dsl {
 using cudag::access_mode;
 using cudag::to_the_end;
 
-/// Never defined: with_access<Argument, ...> on node `Node` names no
-/// pointer or buffer argument of it (past its arguments, or a value).
+/// with_access<Argument, ...> on node `Node` names no pointer or buffer
+/// argument of it (past its arguments, or a value): a refusal under g++
+/// (CUDAG_DSL_REFUSAL), elsewhere never defined.
 template <fixed_string Node, std::uint32_t Argument>
-struct access_declared_for_no_pointer_argument;
+struct access_declared_for_no_pointer_argument
+    CUDAG_DSL_REFUSAL(access_declared_for_no_pointer_argument);
 
 namespace detail {
 
@@ -102,10 +104,14 @@ struct declarable_arguments<access_declared<Body, Declared...>> : declarable_arg
 
 /// Whether argument `Argument` of a node of body Body points at memory;
 /// only instantiated where it does not is the type the error names.
+template <class Body, std::uint32_t Argument>
+consteval bool points_at_memory() {
+  constexpr const auto& points = declarable_arguments<Body>::points;
+  return Argument + 1 < points.size() && points[Argument];
+}
 template <fixed_string Node, class Body, std::uint32_t Argument>
 consteval bool declarable_argument() {
-  constexpr const auto& points = declarable_arguments<Body>::points;
-  if constexpr (Argument + 1 >= points.size() || !points[Argument])
+  if constexpr (!points_at_memory<Body, Argument>())
     return sizeof(access_declared_for_no_pointer_argument<Node, Argument>) > 0;
   return true;
 }
@@ -144,11 +150,24 @@ struct grid_synchronizing_body<access_declared<Body, Declared...>> {
 template <std::uint32_t Argument, access_mode Mode, std::size_t ExtentBytes = to_the_end,
           class Node>
   requires requires { detail::declarable_arguments<typename Node::body_type>::points; }
-[[nodiscard]] constexpr auto with_access(const Node& node) {
-  static_assert(detail::declarable_argument<Node::name, typename Node::body_type, Argument>());
-  using declaring = detail::declaring<typename Node::body_type,
-                                      access_declaration{Argument, Mode, ExtentBytes}>;
-  return detail::node_t<Node::name, typename declaring::type>{declaring::make(node.body)};
+[[nodiscard]] constexpr decltype(auto) with_access(const Node& node) {
+  if constexpr (!detail::points_at_memory<typename Node::body_type, Argument>() &&
+                CUDAG_DSL_REFUSES_BY_COPY) {
+    (void)node;
+    return detail::refusal_of<access_declared_for_no_pointer_argument<Node::name, Argument>>();
+  } else {
+    static_assert(detail::declarable_argument<Node::name, typename Node::body_type, Argument>());
+    using declaring = detail::declaring<typename Node::body_type,
+                                        access_declaration{Argument, Mode, ExtentBytes}>;
+    return detail::node_t<Node::name, typename declaring::type>{declaring::make(node.body)};
+  }
+}
+/// A refused node (its error reported where it was written) passes on.
+template <std::uint32_t Argument, access_mode Mode, std::size_t ExtentBytes = to_the_end,
+          class Node>
+  requires detail::refused_graph_type<std::remove_cvref_t<Node>>
+[[nodiscard]] constexpr decltype(auto) with_access(Node&&) {
+  return detail::passed_refusal<Node>();
 }
 
 }  // namespace cudag::dsl

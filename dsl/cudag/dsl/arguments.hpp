@@ -23,16 +23,18 @@
 
 namespace cudag::dsl {
 
-/// Never defined: argument `Position` (from 0) of kernel node `Node` cannot be
-/// passed where the kernel takes `Parameter`.
+/// Argument `Position` (from 0) of kernel node `Node` cannot be passed where
+/// the kernel takes `Parameter` (a refusal under g++, CUDAG_DSL_REFUSAL;
+/// elsewhere never defined).
 template <fixed_string Node, std::size_t Position, class Parameter, class Argument>
-struct kernel_argument_does_not_convert;
-/// Never defined: kernel node `Node` takes `Expected` arguments, got `Given`.
+struct kernel_argument_does_not_convert CUDAG_DSL_REFUSAL(kernel_argument_does_not_convert);
+/// Kernel node `Node` takes `Expected` arguments, got `Given`.
 template <fixed_string Node, std::size_t Expected, std::size_t Given>
-struct kernel_argument_count_mismatch;
-/// Never defined: operand `What` of node `Node` has the wrong type.
+struct kernel_argument_count_mismatch CUDAG_DSL_REFUSAL(kernel_argument_count_mismatch);
+/// Operand `What` of node `Node` has the wrong type (a refusal under g++,
+/// CUDAG_DSL_REFUSAL; elsewhere never defined).
 template <fixed_string Node, fixed_string What, class Expected, class Argument>
-struct node_operand_has_wrong_type;
+struct node_operand_has_wrong_type CUDAG_DSL_REFUSAL(node_operand_has_wrong_type);
 
 namespace detail {
 

@@ -17,6 +17,32 @@
 
 #include "cudag/dsl/fixed_string.hpp"
 
+// A node's own mistakes (kernel arguments, ...) under g++: the factory
+// returns the mistake's type as a refusal (detail::refused_graph), whose
+// copy into the user's variable is the one error, on the user's line and the
+// output's first (a mistake reported inside the factory comes after g++'s
+// "In instantiation of" context, lines 3 to 9). Its copy constructor is
+// non-constexpr and never defined (g++ reports a deleted one twice in a
+// constexpr variable's initialisation); outside a constant expression its
+// error attribute refuses the copy where code is generated (`const auto n =
+// <refused>` in a function). clang and nvcc print an error before
+// its context, and name a node so refused in no text or cascade where a
+// variable of it is used (nvcc): there the type stays incomplete and the
+// factory names it (kernel_node.hpp), as g++ does for a run-time kernel.
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
+#define CUDAG_DSL_REFUSES_BY_COPY 1
+#define CUDAG_DSL_REFUSAL(type)                                                        \
+  : ::cudag::dsl::detail::refused_graph {                                              \
+    constexpr type() noexcept = default;                                               \
+    [[gnu::error("cudag: a DSL node or graph refused where it was declared is kept "   \
+                 "here; the type names the mistake (declare it constexpr to see it "   \
+                 "there)")]] type(const type&) noexcept;                               \
+  }
+#else
+#define CUDAG_DSL_REFUSES_BY_COPY 0
+#define CUDAG_DSL_REFUSAL(type)
+#endif
+
 // The destructor of the error types that checked calls return in place of
 // their result (instantiate(), rebind(), ...: see or_error in graph.hpp): the
 // statement that uses such a result fails on the user's own line. Deleted,
@@ -50,6 +76,40 @@ struct parameter_bound_with_wrong_type {
 };
 
 namespace detail {
+
+/// The base of the types of declarations refused where they are written: a
+/// graph's shape problems (cycle_through<...>, race<...>: graph.hpp) and a
+/// node's own mistakes (kernel_argument_does_not_convert<...>, ...). A
+/// factory or graph() returns the refusal as an rvalue (refusal_of), whose
+/// copy into the user's variable is the one error, on the user's line; a
+/// variable so refused is then accepted quietly by every use.
+struct refused_graph {};
+template <class G>
+concept refused_graph_type = std::is_base_of_v<refused_graph, G>;
+
+template <class Refusal>
+inline constexpr Refusal refusal_object{};
+/// The refusal as an rvalue: copied where the user keeps it, and so refused.
+template <class Refusal>
+[[nodiscard]] constexpr const Refusal&& refusal_of() noexcept {
+  return static_cast<const Refusal&&>(refusal_object<Refusal>);
+}
+
+/// What graph() gives for an item that is a variable whose declaration was
+/// refused: that error is reported, and this one copies without another.
+struct refused_by_an_item : refused_graph {};
+
+/// What a function taking a node (with_access(), with_priority(), ...)
+/// gives for a refused one: the refusal itself, written in the call (an
+/// rvalue: reported where the result is copied), or, for a variable
+/// already reported, refused_by_an_item.
+template <class Refused>
+[[nodiscard]] constexpr decltype(auto) passed_refusal() {
+  if constexpr (std::is_reference_v<Refused>)
+    return refused_by_an_item{};
+  else
+    return refusal_of<std::remove_cvref_t<Refused>>();
+}
 
 /// What `x = value` gives for a value that does not bind to x: checked calls
 /// that take it return parameter_bound_with_wrong_type<Name, T, Given>. (Not

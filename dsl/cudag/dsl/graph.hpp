@@ -41,6 +41,7 @@
 #endif
 #endif
 
+
 // nvcc's device pass compiles no host code, yet instantiates every template a
 // host function uses. The entry points of host-only work (lowering and
 // instantiation, the spec) have a body there that does nothing but stop
@@ -266,12 +267,6 @@ consteval auto shape_error_type() {
 }
 
 /// The one object of each shape error type (constant, never copied).
-template <class Error>
-inline constexpr Error shape_error_object{};
-template <class Error>
-[[nodiscard]] constexpr const Error& shape_error_of() noexcept {
-  return shape_error_object<Error>;
-}
 
 /// The problems only a top-level graph can judge: a free of a buffer no node
 /// allocates, a read of a buffer no node allocates (it would read a null
@@ -305,6 +300,7 @@ using top_level_error_t = typename decltype(top_level_error<G>())::type;
 /// With a shape problem, returns the problem's error object instead (see
 /// shape_error_type): the error is reported where the result is copied.
 template <class... Items>
+  requires(!(detail::refused_graph_type<Items> || ...))
 [[nodiscard]] constexpr decltype(auto) graph(const Items&... items) {
   using G = graph_t<Items...>;
   // The host pass checks; the device pass trusts it.
@@ -313,17 +309,39 @@ template <class... Items>
     using error = typename std::type_identity<race<detail::to_fixed<s.race_first.size()>(s.race_first),
                                                    detail::to_fixed<s.race_second.size()>(s.race_second),
                                                    detail::to_fixed<s.race_memory.size()>(s.race_memory)>>::type;
-    return static_cast<const error&&>(detail::shape_error_of<error>());  // an rvalue: refused_graph
+    return detail::refusal_of<error>();
   } else if constexpr (G::shape.problem != detail::shape_problem::none && !CUDAG_DSL_DEVICE_PASS) {
     using error = typename decltype(detail::shape_error_type<
                                     G::shape.problem, detail::to_fixed<G::shape.message.size>(
                                                           G::shape.message.view())>())::type;
-    return static_cast<const error&&>(detail::shape_error_of<error>());  // an rvalue: refused_graph
+    return detail::refusal_of<error>();
   } else {
     if constexpr (detail::checks_buffer_views<Items...> && !CUDAG_DSL_DEVICE_PASS)
       detail::check_buffer_views(items...);
     return G{detail::make_chunked_tuple(items.body...)};
   }
+}
+
+namespace detail {
+/// The first refused item of Items, an rvalue (a refused node written in
+/// the call: its error is reported where graph()'s result is copied) or a
+/// variable (already reported: refused_by_an_item copies quietly).
+template <class First, class... Rest>
+[[nodiscard]] constexpr decltype(auto) first_refusal() {
+  if constexpr (!refused_graph_type<std::remove_cvref_t<First>>)
+    return first_refusal<Rest...>();
+  else
+    return passed_refusal<First>();
+}
+}  // namespace detail
+
+/// A graph with a refused item (a node whose own declaration is wrong):
+/// the item's refusal, so that one mistake gives one error.
+template <class... Items>
+  requires(detail::refused_graph_type<std::remove_cvref_t<Items>> || ...)
+[[nodiscard]] constexpr decltype(auto) graph(Items&&... items) {
+  ((void)items, ...);
+  return detail::first_refusal<Items...>();
 }
 
 namespace detail {

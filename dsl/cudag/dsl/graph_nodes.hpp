@@ -117,12 +117,6 @@ struct empty_body : leaf_body {
   void write_spec(spec_writer& w, std::string_view name) const { w.empty(name); }
 };
 
-/// The base of the shape problems' types (cycle_through<...>, ...: see
-/// graph.hpp): a graph refused where it was declared.
-struct refused_graph {};
-template <class G>
-concept refused_graph_type = std::is_base_of_v<refused_graph, G>;
-
 }  // namespace detail
 
 template <fixed_string Name>
@@ -187,8 +181,10 @@ struct event_after_error : Body {
 }  // namespace detail
 
 template <fixed_string Name, class E>
-[[nodiscard]] constexpr auto record(const E& event) {
-  if constexpr (!detail::dsl_passes_as<cudaEvent_t, E>) {
+[[nodiscard]] constexpr decltype(auto) record(const E& event) {
+  if constexpr (!detail::dsl_passes_as<cudaEvent_t, E> && CUDAG_DSL_REFUSES_BY_COPY) {
+    return detail::refusal_of<node_operand_has_wrong_type<Name, "event", cudaEvent_t, E>>();
+  } else if constexpr (!detail::dsl_passes_as<cudaEvent_t, E>) {
     static_assert(detail::check_operand<Name, "event", cudaEvent_t, E>());
     using body = detail::event_after_error<detail::event_body<true, cudaEvent_t>, E>;
     return detail::node_t<Name, body>{body{{{}, nullptr}}};
@@ -198,8 +194,10 @@ template <fixed_string Name, class E>
   }
 }
 template <fixed_string Name, class E>
-[[nodiscard]] constexpr auto wait(const E& event) {
-  if constexpr (!detail::dsl_passes_as<cudaEvent_t, E>) {
+[[nodiscard]] constexpr decltype(auto) wait(const E& event) {
+  if constexpr (!detail::dsl_passes_as<cudaEvent_t, E> && CUDAG_DSL_REFUSES_BY_COPY) {
+    return detail::refusal_of<node_operand_has_wrong_type<Name, "event", cudaEvent_t, E>>();
+  } else if constexpr (!detail::dsl_passes_as<cudaEvent_t, E>) {
     static_assert(detail::check_operand<Name, "event", cudaEvent_t, E>());
     using body = detail::event_after_error<detail::event_body<false, cudaEvent_t>, E>;
     return detail::node_t<Name, body>{body{{{}, nullptr}}};

@@ -23,9 +23,10 @@
 
 namespace cudag::dsl {
 
-/// Never defined: the callable of node `Node` cannot be called with its arguments.
+/// The callable of node `Node` cannot be called with its arguments (a
+/// refusal under g++, CUDAG_DSL_REFUSAL; elsewhere never defined).
 template <fixed_string Node, class Callable, class... ArgumentTypes>
-struct callable_does_not_accept_arguments;
+struct callable_does_not_accept_arguments CUDAG_DSL_REFUSAL(callable_does_not_accept_arguments);
 
 namespace detail {
 
@@ -131,8 +132,10 @@ struct host_body : leaf_body {
 }  // namespace detail
 
 template <fixed_string Name, class F, class... A>
-[[nodiscard]] constexpr auto host(F function, const A&... args) {
-  if constexpr (!std::is_invocable_v<F&, const detail::arg_type<A>&...>) {
+[[nodiscard]] constexpr decltype(auto) host(F function, const A&... args) {
+  if constexpr (!std::is_invocable_v<F&, const detail::arg_type<A>&...> && CUDAG_DSL_REFUSES_BY_COPY) {
+    return detail::refusal_of<callable_does_not_accept_arguments<Name, F, detail::arg_type<A>...>>();
+  } else if constexpr (!std::is_invocable_v<F&, const detail::arg_type<A>&...>) {
     static_assert(sizeof(callable_does_not_accept_arguments<Name, F, detail::arg_type<A>...>) > 0);
     using body = detail::host_body<detail::callable_after_error, A...>;
     return detail::node_t<Name, body>{body{{}, {}, detail::make_node_tuple(args...)}};
@@ -227,8 +230,12 @@ struct captured_body : leaf_body {
 }  // namespace detail
 
 template <fixed_string Name, fixed_string What = "", class F, class... A>
-[[nodiscard]] constexpr auto captured(F record, const A&... args) {
-  if constexpr (!std::is_invocable_v<F&, cudaStream_t, const detail::arg_type<A>&...>) {
+[[nodiscard]] constexpr decltype(auto) captured(F record, const A&... args) {
+  if constexpr (!std::is_invocable_v<F&, cudaStream_t, const detail::arg_type<A>&...> &&
+                CUDAG_DSL_REFUSES_BY_COPY) {
+    return detail::refusal_of<
+        callable_does_not_accept_arguments<Name, F, cudaStream_t, detail::arg_type<A>...>>();
+  } else if constexpr (!std::is_invocable_v<F&, cudaStream_t, const detail::arg_type<A>&...>) {
     static_assert(
         sizeof(callable_does_not_accept_arguments<Name, F, cudaStream_t,
                                                   detail::arg_type<A>...>) > 0);

@@ -563,22 +563,59 @@ consteval bool kernel_arguments_fit(type_list<P...>, type_list<A...>) {
     return (dsl_passes_as<P, A> && ...);
 }
 
-// Only instantiated for a call that does not fit: the incomplete type each
-// report names is the error. The compiler drops the return statement naming
-// it and the report returns true, so the static_assert adds no second error.
+/// The mistake of kernel node Node's arguments A... for parameters P...
+/// (instantiated only where they do not fit): a count that differs, or the
+/// first argument that does not convert, naming its position and the
+/// kernel's parameter type as declared (so that nvcc's front end prints
+/// `float`, not an alias computed from it).
+template <fixed_string Node, std::size_t I>
+consteval auto first_argument_mistake(type_list<>, type_list<>) {
+  return std::type_identity<void>{};
+}
+template <fixed_string Node, std::size_t I, class P0, class... P, class A0, class... A>
+consteval auto first_argument_mistake(type_list<P0, P...>, type_list<A0, A...>) {
+  if constexpr (!dsl_passes_as<P0, A0>)
+    return std::type_identity<kernel_argument_does_not_convert<Node, I, P0, A0>>{};
+  else
+    return first_argument_mistake<Node, I + 1>(type_list<P...>{}, type_list<A...>{});
+}
+template <fixed_string Node, class... P, class... A>
+consteval auto kernel_arguments_mistake(type_list<P...>, type_list<A...>) {
+  if constexpr (sizeof...(P) != sizeof...(A))
+    return std::type_identity<kernel_argument_count_mismatch<Node, sizeof...(P), sizeof...(A)>>{};
+  else
+    return first_argument_mistake<Node, 0>(type_list<P...>{}, type_list<A...>{});
+}
+template <fixed_string Node, class Params, class... A>
+using kernel_arguments_mistake_t =
+    typename decltype(kernel_arguments_mistake<Node>(Params{}, type_list<A...>{}))::type;
 
-/// Names node, position and the kernel's parameter type as declared (so that
-/// nvcc's front end prints `float`, not an alias computed from it).
+// Where the mistake's type is incomplete (not g++: CUDAG_DSL_REFUSAL), only
+// instantiated for a call that does not fit: the incomplete type each report
+// names is the error. The compiler drops the return statement naming it and
+// the report returns true, so the static_assert adds no second error.
+
+#if CUDAG_DSL_REFUSES_BY_COPY
+/// Never defined: under g++ the mistakes are complete types (refusals), and
+/// a run-time kernel's node, never constant, is reported through this one.
+template <class Mistake>
+struct reported;
+#define CUDAG_DSL_REPORTED(...) reported<__VA_ARGS__>
+#else
+#define CUDAG_DSL_REPORTED(...) __VA_ARGS__
+#endif
+
+/// Names node, position and the kernel's parameter type as declared.
 template <fixed_string Node, std::size_t I, class P, class A>
 consteval bool report_kernel_argument() {
   if constexpr (!dsl_passes_as<P, A>)
-    return sizeof(kernel_argument_does_not_convert<Node, I, P, A>) > 0;
+    return sizeof(CUDAG_DSL_REPORTED(kernel_argument_does_not_convert<Node, I, P, A>)) > 0;
   return true;
 }
 template <fixed_string Node, std::size_t Expected, std::size_t Given>
 consteval bool report_kernel_argument_count() {
   if constexpr (Expected != Given)
-    return sizeof(kernel_argument_count_mismatch<Node, Expected, Given>) > 0;
+    return sizeof(CUDAG_DSL_REPORTED(kernel_argument_count_mismatch<Node, Expected, Given>)) > 0;
   return true;
 }
 
@@ -615,6 +652,11 @@ struct kernel_body_for<Function, Launch, type_list<P...>, A...> {
   }
 };
 
+template <class Function>
+inline constexpr bool is_run_time_kernel = false;
+template <class Signature>
+inline constexpr bool is_run_time_kernel<dynamic_kernel<Signature>> = true;
+
 template <class F>
 struct kernel_signature;
 template <class... P>
@@ -645,12 +687,20 @@ struct grid_synchronizing_body<kernel_body<Function, Launch, Params, Args>> {
 /// written with dims(), shared_bytes() or scaled().
 template <fixed_string Name, class Params, class Function, class Grid, class Block, class Shared,
           class... A>
-[[nodiscard]] constexpr auto make_kernel_node(Function function, const Grid& grid, const Block& block,
-                                         const Shared& shared, const A&... args) {
+[[nodiscard]] constexpr decltype(auto) make_kernel_node(Function function, const Grid& grid,
+                                                        const Block& block, const Shared& shared,
+                                                        const A&... args) {
   if constexpr (launch_has_entries<Grid, Block, Shared>)
     check_launch_entries<Name>(grid, block, shared);
   const auto launch = make_launch(grid, block, shared);
-  if constexpr (!kernel_arguments_fit(Params{}, type_list<A...>{})) {
+  // A run-time kernel's node is never constant: its mistake is reported
+  // here, where -fsyntax-only sees it too.
+  if constexpr (!kernel_arguments_fit(Params{}, type_list<A...>{}) && CUDAG_DSL_REFUSES_BY_COPY &&
+                !is_run_time_kernel<Function>) {
+    // The refusal, copied where the user keeps the node or its graph.
+    (void)function, ((void)args, ...);
+    return refusal_of<kernel_arguments_mistake_t<Name, Params, A...>>();
+  } else if constexpr (!kernel_arguments_fit(Params{}, type_list<A...>{})) {
     static_assert(report_kernel_arguments<Name>(Params{}, type_list<A...>{}));
     auto body = rejected_kernel_body(function, launch, args...);
     return node_t<Name, decltype(body)>{body};
@@ -673,7 +723,7 @@ template <fixed_string Name, class Params, class Function, class Grid, class Blo
 template <fixed_string Name, auto Kernel, unsigned SharedBytes = 0, class Grid, class Block,
           class... A>
   requires std::is_pointer_v<decltype(Kernel)> && (!detail::leads_with_shared_bytes<A...>)
-[[nodiscard]] constexpr auto kernel(const Grid& grid, const Block& block, const A&... args) {
+[[nodiscard]] constexpr decltype(auto) kernel(const Grid& grid, const Block& block, const A&... args) {
   using params = typename detail::kernel_signature<decltype(Kernel)>::params;
   return detail::make_kernel_node<Name, params>(detail::static_kernel<Kernel>{}, grid, block,
                                                 SharedBytes, args...);
@@ -682,8 +732,9 @@ template <fixed_string Name, auto Kernel, unsigned SharedBytes = 0, class Grid, 
 /// `kernel<"attn", attn>(dims(blocks_for(seq, 128), batch), 128, shared_bytes(scaled(seq, 4)), ...)`.
 template <fixed_string Name, auto Kernel, class Grid, class Block, class Bytes, class... A>
   requires std::is_pointer_v<decltype(Kernel)>
-[[nodiscard]] constexpr auto kernel(const Grid& grid, const Block& block,
-                                    const detail::shared_bytes_t<Bytes>& shared, const A&... args) {
+[[nodiscard]] constexpr decltype(auto) kernel(const Grid& grid, const Block& block,
+                                              const detail::shared_bytes_t<Bytes>& shared,
+                                              const A&... args) {
   using params = typename detail::kernel_signature<decltype(Kernel)>::params;
   return detail::make_kernel_node<Name, params>(detail::static_kernel<Kernel>{}, grid, block,
                                                 shared, args...);
@@ -693,14 +744,15 @@ template <fixed_string Name, auto Kernel, class Grid, class Block, class Bytes, 
 template <fixed_string Name, unsigned SharedBytes = 0, class... P, class Grid, class Block,
           class... A>
   requires(!detail::leads_with_shared_bytes<A...>)
-[[nodiscard]] auto kernel(const kernel_ref<void(P...)>& k, const Grid& grid, const Block& block,
-                          const A&... args) {
+[[nodiscard]] decltype(auto) kernel(const kernel_ref<void(P...)>& k, const Grid& grid,
+                                    const Block& block, const A&... args) {
   return detail::make_kernel_node<Name, type_list<P...>>(detail::dynamic_kernel<void(P...)>{k},
                                                          grid, block, SharedBytes, args...);
 }
 template <fixed_string Name, class... P, class Grid, class Block, class Bytes, class... A>
-[[nodiscard]] auto kernel(const kernel_ref<void(P...)>& k, const Grid& grid, const Block& block,
-                          const detail::shared_bytes_t<Bytes>& shared, const A&... args) {
+[[nodiscard]] decltype(auto) kernel(const kernel_ref<void(P...)>& k, const Grid& grid,
+                                    const Block& block, const detail::shared_bytes_t<Bytes>& shared,
+                                    const A&... args) {
   return detail::make_kernel_node<Name, type_list<P...>>(detail::dynamic_kernel<void(P...)>{k},
                                                          grid, block, shared, args...);
 }
@@ -716,6 +768,12 @@ template <class Node>
 [[nodiscard]] constexpr auto synchronizes_grid_dependencies(const Node& node) {
   using marking = detail::grid_synchronizing_body<typename Node::body_type>;
   return detail::node_t<Node::name, typename marking::type>{marking::make(node.body)};
+}
+/// A refused node (its error reported where it was written) passes on.
+template <class Node>
+  requires detail::refused_graph_type<std::remove_cvref_t<Node>>
+[[nodiscard]] constexpr decltype(auto) synchronizes_grid_dependencies(Node&&) {
+  return detail::passed_refusal<Node>();
 }
 
 namespace detail {
@@ -817,6 +875,12 @@ template <class Node>
   using attributing = detail::attributed_body<typename Node::body_type>;
   return detail::node_t<Node::name, typename attributing::type>{attributing::make(node.body, a)};
 }
+/// A refused node (its error reported where it was written) passes on.
+template <class Node>
+  requires detail::refused_graph_type<std::remove_cvref_t<Node>>
+[[nodiscard]] constexpr decltype(auto) with_attributes(Node&&, const cudag::launch_attributes&) {
+  return detail::passed_refusal<Node>();
+}
 
 /// Kernel node `node` with launch priority `priority`
 /// (cudaLaunchAttributePriority), honoured where the graph is instantiated
@@ -827,6 +891,12 @@ template <class Node>
 [[nodiscard]] constexpr auto with_priority(const Node& node, int priority) {
   using attributing = detail::attributed_body<typename Node::body_type>;
   return detail::node_t<Node::name, typename attributing::type>{attributing::prioritized(node.body, priority)};
+}
+/// A refused node (its error reported where it was written) passes on.
+template <class Node>
+  requires detail::refused_graph_type<std::remove_cvref_t<Node>>
+[[nodiscard]] constexpr decltype(auto) with_priority(Node&&, int) {
+  return detail::passed_refusal<Node>();
 }
 
 }  // namespace cudag::dsl

@@ -81,9 +81,13 @@ struct memcpy_body : leaf_body {
 }  // namespace detail
 
 template <fixed_string Name, class Dst, class Src>
-[[nodiscard]] constexpr auto memcpy(const Dst& dst, const Src& src, std::size_t bytes,
-                                    cudaMemcpyKind direction = cudaMemcpyDefault) {
-  if constexpr (!detail::dsl_passes_as<void*, Dst> || !detail::dsl_passes_as<const void*, Src>) {
+[[nodiscard]] constexpr decltype(auto) memcpy(const Dst& dst, const Src& src, std::size_t bytes,
+                                              cudaMemcpyKind direction = cudaMemcpyDefault) {
+  if constexpr (!detail::dsl_passes_as<void*, Dst> && CUDAG_DSL_REFUSES_BY_COPY) {
+    return detail::refusal_of<node_operand_has_wrong_type<Name, "destination", void*, Dst>>();
+  } else if constexpr (!detail::dsl_passes_as<const void*, Src> && CUDAG_DSL_REFUSES_BY_COPY) {
+    return detail::refusal_of<node_operand_has_wrong_type<Name, "source", const void*, Src>>();
+  } else if constexpr (!detail::dsl_passes_as<void*, Dst> || !detail::dsl_passes_as<const void*, Src>) {
     static_assert(detail::check_operand<Name, "destination", void*, Dst>() &&
                   detail::check_operand<Name, "source", const void*, Src>());
     using body = detail::operands_after_error<detail::memcpy_body<void*, const void*>, Dst, Src>;
@@ -157,9 +161,14 @@ inline constexpr bool is_memset_fill =
 
 /// `height` rows of `width` elements, rows `pitch_bytes` apart.
 template <fixed_string Name, class Dst, class Fill>
-[[nodiscard]] constexpr auto memset_2d(const Dst& dst, std::size_t pitch_bytes, const Fill& fill,
-                                       std::size_t width, std::size_t height) {
-  if constexpr (!detail::dsl_passes_as<void*, Dst> ||
+[[nodiscard]] constexpr decltype(auto) memset_2d(const Dst& dst, std::size_t pitch_bytes,
+                                                 const Fill& fill, std::size_t width,
+                                                 std::size_t height) {
+  if constexpr (!detail::dsl_passes_as<void*, Dst> && CUDAG_DSL_REFUSES_BY_COPY) {
+    return detail::refusal_of<node_operand_has_wrong_type<Name, "destination", void*, Dst>>();
+  } else if constexpr (!detail::is_memset_fill<detail::arg_type<Fill>> && CUDAG_DSL_REFUSES_BY_COPY) {
+    return detail::refusal_of<node_operand_has_wrong_type<Name, "fill (1, 2 or 4 bytes)", unsigned, Fill>>();
+  } else if constexpr (!detail::dsl_passes_as<void*, Dst> ||
                 !detail::is_memset_fill<detail::arg_type<Fill>>) {
     static_assert(detail::check_operand<Name, "destination", void*, Dst>());
     if constexpr (!detail::is_memset_fill<detail::arg_type<Fill>>)
@@ -176,7 +185,7 @@ template <fixed_string Name, class Dst, class Fill>
 
 /// `count` elements set to `fill`; the element size is the fill's size.
 template <fixed_string Name, class Dst, class Fill>
-[[nodiscard]] constexpr auto memset(const Dst& dst, const Fill& fill, std::size_t count) {
+[[nodiscard]] constexpr decltype(auto) memset(const Dst& dst, const Fill& fill, std::size_t count) {
   return memset_2d<Name>(dst, 0, fill, count, 1);
 }
 
