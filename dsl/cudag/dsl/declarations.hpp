@@ -86,6 +86,18 @@ namespace detail {
 struct refused_graph {};
 template <class G>
 concept refused_graph_type = std::is_base_of_v<refused_graph, G>;
+/// The index of the first refused item of Items (sizeof...(Items) where none
+/// is). Not a fold: clang limits a fold to 256 items, and a graph() call
+/// passes one an item (a 512-node graph passes over 1,000).
+template <class... Items>
+consteval std::size_t first_refused_item() {
+  constexpr bool refused[] = {refused_graph_type<std::remove_cvref_t<Items>>..., true};
+  std::size_t i = 0;
+  while (!refused[i]) ++i;
+  return i;
+}
+template <class... Items>
+inline constexpr bool has_refused_item = first_refused_item<Items...>() < sizeof...(Items);
 
 template <class Refusal>
 inline constexpr Refusal refusal_object{};

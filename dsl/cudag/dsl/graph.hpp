@@ -300,7 +300,7 @@ using top_level_error_t = typename decltype(top_level_error<G>())::type;
 /// With a shape problem, returns the problem's error object instead (see
 /// shape_error_type): the error is reported where the result is copied.
 template <class... Items>
-  requires(!(detail::refused_graph_type<Items> || ...))
+  requires(!detail::has_refused_item<Items...>)
 [[nodiscard]] constexpr decltype(auto) graph(const Items&... items) {
   using G = graph_t<Items...>;
   // The host pass checks; the device pass trusts it.
@@ -323,25 +323,31 @@ template <class... Items>
 }
 
 namespace detail {
-/// The first refused item of Items, an rvalue (a refused node written in
-/// the call: its error is reported where graph()'s result is copied) or a
-/// variable (already reported: refused_by_an_item copies quietly).
-template <class First, class... Rest>
-[[nodiscard]] constexpr decltype(auto) first_refusal() {
-  if constexpr (!refused_graph_type<std::remove_cvref_t<First>>)
-    return first_refusal<Rest...>();
-  else
-    return passed_refusal<First>();
-}
+/// The refused item of Items chosen by graph(): the first, an rvalue (a
+/// refused node written in the call: its error is reported where graph()'s
+/// result is copied) or a variable (already reported: refused_by_an_item
+/// copies quietly). Found without recursion over the items.
+template <std::size_t I, class T>
+struct indexed_type {
+  using type = T;
+};
+template <class Sequence, class... T>
+struct indexed_types;
+template <std::size_t... I, class... T>
+struct indexed_types<std::index_sequence<I...>, T...> : indexed_type<I, T>... {};
+template <std::size_t I, class T>
+indexed_type<I, T> select_indexed(const indexed_type<I, T>&);
+template <std::size_t I, class... T>
+using nth_type =
+    typename decltype(select_indexed<I>(indexed_types<std::index_sequence_for<T...>, T...>{}))::type;
 }  // namespace detail
 
 /// A graph with a refused item (a node whose own declaration is wrong):
 /// the item's refusal, so that one mistake gives one error.
 template <class... Items>
-  requires(detail::refused_graph_type<std::remove_cvref_t<Items>> || ...)
-[[nodiscard]] constexpr decltype(auto) graph(Items&&... items) {
-  ((void)items, ...);
-  return detail::first_refusal<Items...>();
+  requires detail::has_refused_item<Items...>
+[[nodiscard]] constexpr decltype(auto) graph(Items&&...) {
+  return detail::passed_refusal<detail::nth_type<detail::first_refused_item<Items...>(), Items...>>();
 }
 
 namespace detail {
