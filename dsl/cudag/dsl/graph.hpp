@@ -41,7 +41,6 @@
 #endif
 #endif
 
-
 // nvcc's device pass compiles no host code, yet instantiates every template a
 // host function uses. The entry points of host-only work (lowering and
 // instantiation, the spec) have a body there that does nothing but stop
