@@ -265,8 +265,6 @@ consteval auto shape_error_type() {
     return std::type_identity<buffer_freed_twice<Message>>{};
 }
 
-/// The one object of each shape error type (constant, never copied).
-
 /// The problems only a top-level graph can judge: a free of a buffer no node
 /// allocates, a read of a buffer no node allocates (it would read a null
 /// pointer), a condition no conditional node tests (CUDA refuses to
